@@ -1,0 +1,109 @@
+/**
+ * The tool interface every tool implements, the `BaseTool` arity chain that built-in tools
+ * extend, and `callTool`, the compatibility entry that picks the arity for a caller.
+ */
+
+/** A tool the agent can call. Results are strings: what the model reads. */
+export interface Tool {
+  /** Name the model calls the tool by; unique within a registry. */
+  getName(): string;
+  /** One-paragraph description offered to the model. */
+  getDescription(): string;
+  /** JSON Schema (an object schema) of the arguments the tool accepts. */
+  getInputSchema(): Record<string, unknown>;
+  /** JSON Schema of the result, where the result is JSON; `null` when it is free text. */
+  getOutputSchema(): Record<string, unknown> | null;
+  /** Optional extra guidance appended to the system prompt when the tool is offered. */
+  getToolPrompt?(): string;
+  /**
+   * Runs the tool. The meaning of the optional arguments depends on how many are given
+   * (see `BaseTool.execute`). A failure is reported as a JSON object string with an `error`
+   * key, or by throwing.
+   */
+  execute(argumentsJson: string, a?: unknown, b?: unknown, c?: unknown): string | Promise<string>;
+}
+
+/**
+ * Base class of the built-in tools. `execute` reads meaning from its argument count:
+ * `(args)`, `(args, workspace)`, `(args, sessionId, workspace)`,
+ * `(args, sessionId, userId, workspace)`, and chains down
+ * `executeWithUser → executeWithSession → executeWithWorkspace → executeImpl`.
+ * A tool overrides the highest link it needs.
+ */
+export abstract class BaseTool implements Tool {
+  abstract getName(): string;
+  abstract getDescription(): string;
+  abstract getInputSchema(): Record<string, unknown>;
+
+  getOutputSchema(): Record<string, unknown> | null {
+    return null;
+  }
+
+  execute(argumentsJson: string, a?: unknown, b?: unknown, c?: unknown): string | Promise<string> {
+    switch (arguments.length) {
+      case 0:
+      case 1:
+        return this.executeImpl(argumentsJson);
+      case 2:
+        return this.executeWithWorkspace(argumentsJson, asText(a));
+      case 3:
+        return this.executeWithSession(argumentsJson, asId(a), asText(b));
+      default:
+        return this.executeWithUser(argumentsJson, asId(a), asId(b), asText(c));
+    }
+  }
+
+  protected executeWithUser(
+    argumentsJson: string,
+    sessionId: number | null,
+    _userId: number | null,
+    workspace: string | null,
+  ): string | Promise<string> {
+    return this.executeWithSession(argumentsJson, sessionId, workspace);
+  }
+
+  protected executeWithSession(
+    argumentsJson: string,
+    _sessionId: number | null,
+    workspace: string | null,
+  ): string | Promise<string> {
+    return this.executeWithWorkspace(argumentsJson, workspace);
+  }
+
+  protected executeWithWorkspace(argumentsJson: string, _workspace: string | null): string | Promise<string> {
+    return this.executeImpl(argumentsJson);
+  }
+
+  /** The bottom of the chain. Tools that need a workspace or a session never reach it with one. */
+  protected executeImpl(_argumentsJson: string): string | Promise<string> {
+    return JSON.stringify({ error: `${this.getName()} needs a session and a workspace to run` });
+  }
+}
+
+function asText(value: unknown): string | null {
+  return typeof value === 'string' ? value : null;
+}
+
+function asId(value: unknown): number | null {
+  return typeof value === 'number' && Number.isFinite(value) ? value : null;
+}
+
+/**
+ * Compatibility entry that calls a tool with the arity its context allows:
+ * ids given → 4 arguments; only a workspace → 2; nothing → 1.
+ */
+export function callTool(
+  tool: Tool,
+  argumentsJson: string,
+  sessionId?: number | null,
+  userId?: number | null,
+  workspace?: string | null,
+): string | Promise<string> {
+  if (sessionId != null || userId != null) {
+    return tool.execute(argumentsJson, sessionId ?? null, userId ?? null, workspace ?? null);
+  }
+  if (workspace != null) {
+    return tool.execute(argumentsJson, workspace);
+  }
+  return tool.execute(argumentsJson);
+}
