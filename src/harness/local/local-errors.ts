@@ -1,0 +1,30 @@
+/** No connection of the session owner accepted the request (none open, or every send failed). */
+export class NoConnectedClientError extends Error {
+  override readonly name = 'NoConnectedClientError';
+  constructor(readonly sessionId: number) {
+    super(`No connected desktop client for session ${sessionId}`);
+  }
+}
+
+/** Every connection that received a pending request closed before answering it. */
+export class LocalClientDisconnectedError extends Error {
+  override readonly name = 'LocalClientDisconnectedError';
+  constructor(
+    readonly requestId: string,
+    readonly toolName: string,
+  ) {
+    super(`Desktop client disconnected while running '${toolName}'`);
+  }
+}
+
+/** The desktop client did not answer a tool request in time. */
+export class LocalToolTimeoutError extends Error {
+  override readonly name = 'LocalToolTimeoutError';
+  constructor(
+    readonly requestId: string,
+    readonly toolName: string,
+    readonly timeoutMs: number,
+  ) {
+    super(`Local tool '${toolName}' timed out after ${timeoutMs} ms`);
+  }
+}

@@ -1,0 +1,67 @@
+import type { ApprovalRegistry } from './approval-registry';
+import { LocalToolTimeoutError } from './local-errors';
+import type { LocalToolSessionRegistry } from './local-tool-session-registry';
+
+export interface LocalToolExecutorOptions {
+  /** How long to wait for the desktop's answer, approval time included (default 5 minutes). */
+  timeoutMs?: number;
+}
+
+const DEFAULT_TIMEOUT_MS = 300_000;
+
+/**
+ * Runs a tool on the session owner's desktop client (LOCAL mode): sends a `tool_request`, waits
+ * for the `tool_response`, and turns every failure into an `{"error": ...}` result so that the
+ * model sees it and the run never hangs.
+ */
+export class LocalToolExecutor {
+  private readonly timeoutMs: number;
+
+  constructor(
+    private readonly registry: LocalToolSessionRegistry,
+    private readonly approvals: ApprovalRegistry,
+    options: LocalToolExecutorOptions = {},
+  ) {
+    this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  }
+
+  /**
+   * Resolves with the client's raw result string, unchanged. Never rejects: no connected client,
+   * a timeout, a disconnection mid-call or a failed request each resolve with `{"error": ...}`.
+   * While a request that needs approval waits, it is listed in the approval registry.
+   */
+  async execute(
+    sessionId: number,
+    toolName: string,
+    argumentsJson: string,
+    workspace: string | null,
+    needApproval: boolean,
+    dangerReason: string | null,
+  ): Promise<string> {
+    let sent: { requestId: string; promise: Promise<string> };
+    try {
+      sent = this.registry.sendToolRequest(sessionId, { toolName, argumentsJson, workspace, needApproval, dangerReason });
+    } catch (error) {
+      return errorResult(error);
+    }
+    const { requestId, promise } = sent;
+    if (needApproval) this.approvals.register(requestId, { sessionId, toolName, dangerReason });
+    const timer = setTimeout(() => {
+      this.registry.failRequest(requestId, new LocalToolTimeoutError(requestId, toolName, this.timeoutMs));
+    }, this.timeoutMs);
+    // A forgotten request must not keep the process alive on shutdown.
+    timer.unref();
+    try {
+      return await promise;
+    } catch (error) {
+      return errorResult(error);
+    } finally {
+      clearTimeout(timer);
+      if (needApproval) this.approvals.resolve(requestId);
+    }
+  }
+}
+
+function errorResult(error: unknown): string {
+  return JSON.stringify({ error: error instanceof Error ? error.message : String(error) });
+}

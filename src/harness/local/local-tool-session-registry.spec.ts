@@ -1,0 +1,293 @@
+import type { ClientEvent } from './client-event';
+import { LocalClientDisconnectedError, NoConnectedClientError } from './local-errors';
+import { LocalToolSessionRegistry } from './local-tool-session-registry';
+
+const OWNER = 7;
+const OTHER_USER = 8;
+const SESSION = 42;
+
+/** A fake client connection: records what it was sent. */
+function fakeClient() {
+  const events: ClientEvent[] = [];
+  return { events, send: (event: ClientEvent) => void events.push(event) };
+}
+
+function createRegistry() {
+  let next = 1;
+  return new LocalToolSessionRegistry({ now: () => 1_000, newId: () => `req-${next++}` });
+}
+
+function toolRequest(overrides: Partial<Parameters<LocalToolSessionRegistry['sendToolRequest']>[1]> = {}) {
+  return { toolName: 'read_file', argumentsJson: '{"path":"a.txt"}', workspace: '/ws', needApproval: false, dangerReason: null, ...overrides };
+}
+
+describe('LocalToolSessionRegistry', () => {
+  let registry: LocalToolSessionRegistry;
+  beforeEach(() => {
+    registry = createRegistry();
+    registry.bindSession(SESSION, OWNER);
+  });
+
+  describe('sendToolRequest', () => {
+    it('delivers the tool_request event to every connection of the owner and to no other user', () => {
+      const desktop = fakeClient();
+      const laptop = fakeClient();
+      const stranger = fakeClient();
+      registry.addConnection('c1', OWNER, desktop.send);
+      registry.addConnection('c2', OWNER, laptop.send);
+      registry.addConnection('c3', OTHER_USER, stranger.send);
+
+      const { requestId } = registry.sendToolRequest(SESSION, toolRequest({ needApproval: true, dangerReason: 'writes files' }));
+
+      const expected: ClientEvent = {
+        type: 'tool_request',
+        sessionId: SESSION,
+        timestamp: 1_000,
+        data: {
+          requestId,
+          toolName: 'read_file',
+          arguments: '{"path":"a.txt"}',
+          workspace: '/ws',
+          needApproval: true,
+          dangerReason: 'writes files',
+        },
+      };
+      expect(desktop.events).toEqual([expected]);
+      expect(laptop.events).toEqual([expected]);
+      expect(stranger.events).toEqual([]);
+      expect(registry.pendingCount()).toBe(1);
+      expect(registry.sessionOfRequest(requestId)).toBe(SESSION);
+    });
+
+    it('passes the arguments string through as-is, even when it is not valid JSON', () => {
+      const client = fakeClient();
+      registry.addConnection('c1', OWNER, client.send);
+      registry.sendToolRequest(SESSION, toolRequest({ argumentsJson: '{not json' }));
+      expect(client.events[0].data.arguments).toBe('{not json');
+    });
+
+    it('throws NoConnectedClientError when the owner has no connection', () => {
+      registry.addConnection('c3', OTHER_USER, fakeClient().send);
+      expect(() => registry.sendToolRequest(SESSION, toolRequest())).toThrow(NoConnectedClientError);
+      expect(registry.pendingCount()).toBe(0);
+    });
+
+    it('throws NoConnectedClientError for a session that was never bound', () => {
+      registry.addConnection('c1', OWNER, fakeClient().send);
+      expect(() => registry.sendToolRequest(999, toolRequest())).toThrow('No connected desktop client for session 999');
+    });
+
+    it('treats a throwing sink as not delivered and still reaches the other connections', async () => {
+      const working = fakeClient();
+      registry.addConnection('broken', OWNER, () => {
+        throw new Error('socket closed');
+      });
+      registry.addConnection('ok', OWNER, working.send);
+
+      const { requestId, promise } = registry.sendToolRequest(SESSION, toolRequest());
+
+      expect(working.events).toHaveLength(1);
+      // Only the working connection received it, so losing it alone orphans the request.
+      registry.removeConnection('ok');
+      expect(registry.sessionOfRequest(requestId)).toBeUndefined();
+      await expect(promise).rejects.toBeInstanceOf(LocalClientDisconnectedError);
+    });
+
+    it('throws NoConnectedClientError when every sink throws', () => {
+      registry.addConnection('broken', OWNER, () => {
+        throw new Error('socket closed');
+      });
+      expect(() => registry.sendToolRequest(SESSION, toolRequest())).toThrow(NoConnectedClientError);
+      expect(registry.pendingCount()).toBe(0);
+    });
+
+    it('accepts an answer given from inside the send', async () => {
+      registry.addConnection('c1', OWNER, (event) => {
+        registry.completeRequest(String(event.data.requestId), 'instant', OWNER);
+      });
+      const { promise } = registry.sendToolRequest(SESSION, toolRequest());
+      await expect(promise).resolves.toBe('instant');
+      expect(registry.pendingCount()).toBe(0);
+    });
+  });
+
+  describe('completeRequest', () => {
+    it('resolves the promise with the raw result when the owner answers', async () => {
+      registry.addConnection('c1', OWNER, fakeClient().send);
+      const { requestId, promise } = registry.sendToolRequest(SESSION, toolRequest());
+
+      expect(registry.completeRequest(requestId, '{"content":"hi"}', OWNER)).toBe(true);
+
+      await expect(promise).resolves.toBe('{"content":"hi"}');
+      expect(registry.pendingCount()).toBe(0);
+      expect(registry.sessionOfRequest(requestId)).toBeUndefined();
+    });
+
+    it('refuses an answer from another user and leaves the request pending', async () => {
+      registry.addConnection('c1', OWNER, fakeClient().send);
+      const { requestId, promise } = registry.sendToolRequest(SESSION, toolRequest());
+
+      expect(registry.completeRequest(requestId, 'forged', OTHER_USER)).toBe(false);
+      expect(registry.pendingCount()).toBe(1);
+
+      registry.completeRequest(requestId, 'genuine', OWNER);
+      await expect(promise).resolves.toBe('genuine');
+    });
+
+    it('returns false for an unknown request id', () => {
+      expect(registry.completeRequest('nope', 'x', OWNER)).toBe(false);
+    });
+
+    it('returns false for a request answered twice, keeping the first answer', async () => {
+      registry.addConnection('c1', OWNER, fakeClient().send);
+      const { requestId, promise } = registry.sendToolRequest(SESSION, toolRequest());
+      registry.completeRequest(requestId, 'first', OWNER);
+      expect(registry.completeRequest(requestId, 'second', OWNER)).toBe(false);
+      await expect(promise).resolves.toBe('first');
+    });
+
+    it('refuses a request id that looks like an Object.prototype key', () => {
+      expect(registry.completeRequest('__proto__', 'x', OWNER)).toBe(false);
+      expect(registry.sessionOfRequest('constructor')).toBeUndefined();
+    });
+  });
+
+  describe('failRequest', () => {
+    it('rejects the promise with an Error carrying the reason', async () => {
+      registry.addConnection('c1', OWNER, fakeClient().send);
+      const { requestId, promise } = registry.sendToolRequest(SESSION, toolRequest());
+      expect(registry.failRequest(requestId, 'run cancelled')).toBe(true);
+      await expect(promise).rejects.toThrow('run cancelled');
+      expect(registry.pendingCount()).toBe(0);
+      expect(registry.failRequest(requestId, 'again')).toBe(false);
+    });
+
+    it('fails every pending request of a session with failSession, leaving other sessions alone', async () => {
+      registry.bindSession(43, OWNER);
+      registry.addConnection('c1', OWNER, fakeClient().send);
+      const first = registry.sendToolRequest(SESSION, toolRequest());
+      const second = registry.sendToolRequest(SESSION, toolRequest());
+      const other = registry.sendToolRequest(43, toolRequest());
+
+      expect(registry.failSession(SESSION, 'cancelled')).toEqual([first.requestId, second.requestId]);
+
+      await expect(first.promise).rejects.toThrow('cancelled');
+      await expect(second.promise).rejects.toThrow('cancelled');
+      expect(registry.sessionOfRequest(other.requestId)).toBe(43);
+    });
+  });
+
+  describe('when connections close', () => {
+    it('fails a request whose only receiving connection closed', async () => {
+      registry.addConnection('c1', OWNER, fakeClient().send);
+      const { requestId, promise } = registry.sendToolRequest(SESSION, toolRequest({ toolName: 'shell' }));
+
+      registry.removeConnection('c1');
+
+      await expect(promise).rejects.toBeInstanceOf(LocalClientDisconnectedError);
+      await expect(promise).rejects.toThrow("Desktop client disconnected while running 'shell'");
+      expect(registry.pendingCount()).toBe(0);
+      expect(registry.completeRequest(requestId, 'late', OWNER)).toBe(false);
+    });
+
+    it('keeps a request alive while another receiving connection of the owner stays open', async () => {
+      registry.addConnection('c1', OWNER, fakeClient().send);
+      registry.addConnection('c2', OWNER, fakeClient().send);
+      const { requestId, promise } = registry.sendToolRequest(SESSION, toolRequest());
+
+      registry.removeConnection('c1');
+      expect(registry.pendingCount()).toBe(1);
+
+      registry.completeRequest(requestId, 'from c2', OWNER);
+      await expect(promise).resolves.toBe('from c2');
+    });
+
+    it('fails the request when a connection that opened after it was sent is the only one left', async () => {
+      registry.addConnection('c1', OWNER, fakeClient().send);
+      const { promise } = registry.sendToolRequest(SESSION, toolRequest());
+      registry.addConnection('c2', OWNER, fakeClient().send);
+
+      registry.removeConnection('c1');
+
+      await expect(promise).rejects.toBeInstanceOf(LocalClientDisconnectedError);
+    });
+
+    it('leaves requests of other users untouched', () => {
+      registry.bindSession(50, OTHER_USER);
+      registry.addConnection('c1', OWNER, fakeClient().send);
+      registry.addConnection('c3', OTHER_USER, fakeClient().send);
+      const { requestId } = registry.sendToolRequest(50, toolRequest());
+
+      registry.removeConnection('c1');
+
+      expect(registry.sessionOfRequest(requestId)).toBe(50);
+    });
+
+    it('treats a connection that closes from inside send as a disconnection', async () => {
+      registry.addConnection('c1', OWNER, () => registry.removeConnection('c1'));
+      const { promise } = registry.sendToolRequest(SESSION, toolRequest());
+      await expect(promise).rejects.toBeInstanceOf(LocalClientDisconnectedError);
+      expect(registry.pendingCount()).toBe(0);
+    });
+
+    it('replaces a connection re-added under the same id, failing what only the old one received', async () => {
+      const replacement = fakeClient();
+      registry.addConnection('c1', OWNER, fakeClient().send);
+      const { promise } = registry.sendToolRequest(SESSION, toolRequest());
+
+      registry.addConnection('c1', OWNER, replacement.send);
+
+      await expect(promise).rejects.toBeInstanceOf(LocalClientDisconnectedError);
+      expect(registry.sendToSession(SESSION, 'ping', {})).toBe(1);
+      expect(replacement.events.map((event) => event.type)).toEqual(['ping']);
+    });
+
+    it('does not crash the process when the caller dropped the promise of a disconnected request', async () => {
+      registry.addConnection('c1', OWNER, fakeClient().send);
+      registry.sendToolRequest(SESSION, toolRequest());
+      registry.removeConnection('c1');
+      // An unhandled rejection would fail the test run; give it a turn to surface.
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(registry.pendingCount()).toBe(0);
+    });
+
+    it('ignores removing an unknown connection', () => {
+      expect(() => registry.removeConnection('ghost')).not.toThrow();
+    });
+  });
+
+  describe('sendToSession and hasConnection', () => {
+    it('counts the connections that accepted the event', () => {
+      const client = fakeClient();
+      registry.addConnection('c1', OWNER, client.send);
+      registry.addConnection('c2', OWNER, () => {
+        throw new Error('closed');
+      });
+      registry.addConnection('c3', OTHER_USER, fakeClient().send);
+
+      expect(registry.sendToSession(SESSION, 'ask_user_questions', { requestId: 'q1' })).toBe(1);
+      expect(client.events).toEqual([{ type: 'ask_user_questions', sessionId: SESSION, data: { requestId: 'q1' }, timestamp: 1_000 }]);
+    });
+
+    it('sends nothing for an unbound session', () => {
+      registry.addConnection('c1', OWNER, fakeClient().send);
+      expect(registry.sendToSession(999, 'x', {})).toBe(0);
+      expect(registry.hasConnection(999)).toBe(false);
+    });
+
+    it('reports whether the owner is connected', () => {
+      expect(registry.hasConnection(SESSION)).toBe(false);
+      registry.addConnection('c3', OTHER_USER, fakeClient().send);
+      expect(registry.hasConnection(SESSION)).toBe(false);
+      registry.addConnection('c1', OWNER, fakeClient().send);
+      expect(registry.hasConnection(SESSION)).toBe(true);
+      registry.removeConnection('c1');
+      expect(registry.hasConnection(SESSION)).toBe(false);
+    });
+
+    it('knows the owner of a bound session', () => {
+      expect(registry.ownerOf(SESSION)).toBe(OWNER);
+      expect(registry.ownerOf(999)).toBeUndefined();
+    });
+  });
+});

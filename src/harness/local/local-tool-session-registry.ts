@@ -1,0 +1,211 @@
+import { randomUUID } from 'node:crypto';
+import type { ClientEvent, ClientEventSink } from './client-event';
+import { LocalClientDisconnectedError, NoConnectedClientError } from './local-errors';
+import { ExecutionScope } from '../core/execution-scope';
+
+/** What the desktop client needs to run one tool call. */
+export interface LocalToolRequest {
+  toolName: string;
+  /** The model's arguments, forwarded as the raw JSON string. */
+  argumentsJson: string;
+  workspace: string | null;
+  /** Whether the desktop must ask the user before running the tool. */
+  needApproval: boolean;
+  /** Why approval is needed, shown to the user; `null` when there is nothing to say. */
+  dangerReason: string | null;
+}
+
+export interface LocalToolSessionRegistryOptions {
+  /** Clock for event timestamps (default `Date.now`). */
+  now?: () => number;
+  /** Request id generator (default `crypto.randomUUID`). */
+  newId?: () => string;
+}
+
+interface Connection {
+  userId: number;
+  send: ClientEventSink;
+}
+
+interface PendingRequest {
+  sessionId: number;
+  toolName: string;
+  /** Connections that accepted the request and could still answer it. */
+  deliveredTo: Set<string>;
+  resolve: (result: string) => void;
+  reject: (error: Error) => void;
+}
+
+/**
+ * Who is connected, which user owns which session, and the LOCAL tool requests waiting for an
+ * answer from a desktop client. The WebSocket layer feeds it connections and `tool_response`
+ * frames; the executor sends requests through it.
+ *
+ * Events for a session go to every open connection of the session's owner (the user may have the
+ * desktop app open twice); the first answer from that user wins.
+ */
+export class LocalToolSessionRegistry {
+  private readonly now: () => number;
+  private readonly newId: () => string;
+  private readonly connections = new Map<string, Connection>();
+  private readonly owners = new Map<number, number>();
+  private readonly pending = new Map<string, PendingRequest>();
+
+  constructor(options: LocalToolSessionRegistryOptions = {}) {
+    this.now = options.now ?? Date.now;
+    this.newId = options.newId ?? randomUUID;
+  }
+
+  /**
+   * Registers an open client connection of `userId`. Reusing a connection id replaces the old
+   * connection as if it had been removed first, so requests delivered only to it fail.
+   */
+  addConnection(connectionId: string, userId: number, send: ClientEventSink): void {
+    if (this.connections.has(connectionId)) this.removeConnection(connectionId);
+    this.connections.set(connectionId, { userId, send });
+  }
+
+  /**
+   * Forgets a closed connection. Every pending request whose delivered-to connections are now all
+   * gone rejects with `LocalClientDisconnectedError`: nobody is left who could answer it.
+   */
+  removeConnection(connectionId: string): void {
+    if (!this.connections.delete(connectionId)) return;
+    for (const [requestId, request] of this.pending) {
+      if (!request.deliveredTo.delete(connectionId) || request.deliveredTo.size > 0) continue;
+      this.pending.delete(requestId);
+      request.reject(new LocalClientDisconnectedError(requestId, request.toolName));
+    }
+  }
+
+  /** Records the owner of a session; later calls replace the owner. */
+  bindSession(sessionId: number, ownerUserId: number): void {
+    this.owners.set(sessionId, ownerUserId);
+  }
+
+  /** The user who owns the session, or `undefined` if it was never bound. */
+  ownerOf(sessionId: number): number | undefined {
+    return this.owners.get(sessionId);
+  }
+
+  /** Whether the session's owner has at least one open connection. */
+  hasConnection(sessionId: number): boolean {
+    return this.ownerConnections(sessionId).length > 0;
+  }
+
+  /**
+   * Sends an event to every connection of the session owner. A sink that throws counts as not
+   * delivered. Returns how many connections accepted the event.
+   */
+  sendToSession(sessionId: number, type: string, data: Record<string, unknown>): number {
+    return this.deliver(sessionId, type, data).length;
+  }
+
+  /**
+   * Sends a `tool_request` to the session owner's connections and returns a promise for the raw
+   * result string of the first `tool_response`. The promise rejects with
+   * `LocalClientDisconnectedError` when every receiving connection closes, or with the error given
+   * to `failRequest`. Throws `NoConnectedClientError` when no connection accepted the request.
+   */
+  sendToolRequest(sessionId: number, request: LocalToolRequest): { requestId: string; promise: Promise<string> } {
+    const requestId = this.newId();
+    let resolve!: (result: string) => void;
+    let reject!: (error: Error) => void;
+    const promise = new Promise<string>((res, rej) => {
+      resolve = res;
+      reject = rej;
+    });
+    // A caller that drops the promise must not turn a disconnection into an unhandled rejection.
+    promise.catch(() => undefined);
+    const entry: PendingRequest = { sessionId, toolName: request.toolName, deliveredTo: new Set(), resolve, reject };
+    // Registered before sending: a client may answer from inside `send`.
+    this.pending.set(requestId, entry);
+    const delivered = this.deliver(sessionId, 'tool_request', {
+      requestId,
+      toolName: request.toolName,
+      arguments: request.argumentsJson,
+      workspace: request.workspace,
+      needApproval: request.needApproval,
+      dangerReason: request.dangerReason,
+    });
+    if (delivered.length === 0 && this.pending.delete(requestId)) throw new NoConnectedClientError(sessionId);
+    // A connection may have closed from inside `send`; only open ones can still answer.
+    for (const connectionId of delivered) {
+      if (this.connections.has(connectionId)) entry.deliveredTo.add(connectionId);
+    }
+    if (entry.deliveredTo.size === 0 && this.pending.delete(requestId)) {
+      reject(new LocalClientDisconnectedError(requestId, request.toolName));
+    }
+    return { requestId, promise };
+  }
+
+  /**
+   * Resolves a pending request with the client's raw result. Returns `false` and changes nothing
+   * when the request is unknown (already finished, timed out, never existed) or `userId` is not
+   * the owner of the request's session.
+   */
+  completeRequest(requestId: string, result: string, userId: number): boolean {
+    const request = this.pending.get(requestId);
+    if (!request || this.owners.get(request.sessionId) !== userId) return false;
+    this.pending.delete(requestId);
+    request.resolve(result);
+    return true;
+  }
+
+  /**
+   * Rejects a pending request: with `reason` itself when it is an `Error`, else with
+   * `new Error(reason)`. Returns `false` if the request is not pending.
+   */
+  failRequest(requestId: string, reason: string | Error): boolean {
+    const request = this.pending.get(requestId);
+    if (!request) return false;
+    this.pending.delete(requestId);
+    request.reject(typeof reason === 'string' ? new Error(reason) : reason);
+    return true;
+  }
+
+  /** Fails every pending request of the session (e.g. the run was cancelled); returns their ids. */
+  failSession(sessionId: number, reason: string): string[] {
+    const failed: string[] = [];
+    for (const [requestId, request] of this.pending) {
+      if (request.sessionId !== sessionId) continue;
+      this.pending.delete(requestId);
+      request.reject(new Error(reason));
+      failed.push(requestId);
+    }
+    return failed;
+  }
+
+  /** How many tool requests wait for an answer. */
+  pendingCount(): number {
+    return this.pending.size;
+  }
+
+  /** The session of a pending request, or `undefined` if it is not pending. */
+  sessionOfRequest(requestId: string): number | undefined {
+    return this.pending.get(requestId)?.sessionId;
+  }
+
+  private ownerConnections(sessionId: number): Array<[string, Connection]> {
+    const owner = this.owners.get(sessionId);
+    if (owner === undefined) return [];
+    return [...this.connections].filter(([, connection]) => connection.userId === owner);
+  }
+
+  /** Returns the ids of the connections that accepted the event. */
+  private deliver(sessionId: number, type: string, data: Record<string, unknown>): string[] {
+    const executionId = ExecutionScope.currentExecutionId();
+    const payload = executionId === undefined || 'executionId' in data ? data : { ...data, executionId };
+    const event: ClientEvent = { type, sessionId, data: payload, timestamp: this.now() };
+    const accepted: string[] = [];
+    for (const [connectionId, connection] of this.ownerConnections(sessionId)) {
+      try {
+        connection.send(event);
+        accepted.push(connectionId);
+      } catch {
+        // A failing socket must not stop delivery to the user's other connections.
+      }
+    }
+    return accepted;
+  }
+}

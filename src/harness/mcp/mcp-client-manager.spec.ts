@@ -1,0 +1,365 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, statSync } from 'node:fs';
+import { createServer } from 'node:net';
+import * as path from 'node:path';
+import { McpClientManager } from './mcp-client-manager';
+import { McpConnectError, McpRequestError, UnknownMcpServerError } from './mcp-errors';
+import type { McpServerConfig } from './mcp-server-config';
+
+const DEMO_SERVER_JS = path.join(__dirname, '../../../dist/demo/mcp-demo-server.js');
+const DEMO_SERVER_TS = path.join(__dirname, '../../demo/mcp-demo-server.ts');
+const DEMO_TOOLS = ['crash', 'echo', 'fail', 'pid', 'slow', 'stats'];
+const CALL_TIMEOUT_MS = 400;
+const CONNECT_TIMEOUT_MS = 5_000;
+
+/** The specs run the compiled demo server as a real child process; a stale build would test old code. */
+function requireBuiltDemoServer(): void {
+  if (!existsSync(DEMO_SERVER_JS)) {
+    throw new Error(`${DEMO_SERVER_JS} is missing: run npm run build first`);
+  }
+  if (statSync(DEMO_SERVER_JS).mtimeMs < statSync(DEMO_SERVER_TS).mtimeMs) {
+    throw new Error(`${DEMO_SERVER_JS} is older than its source: run npm run build first`);
+  }
+}
+
+function stdioServer(overrides: Partial<McpServerConfig> = {}): McpServerConfig {
+  return { id: 1, name: 'demo', type: 'stdio', command: process.execPath, args: [DEMO_SERVER_JS], env: {}, ...overrides };
+}
+
+function newManager(servers: McpServerConfig[], options: { callTimeoutMs?: number; connectTimeoutMs?: number } = {}) {
+  return new McpClientManager(servers, { callTimeoutMs: CALL_TIMEOUT_MS, connectTimeoutMs: CONNECT_TIMEOUT_MS, ...options });
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function pidOf(manager: McpClientManager, sessionId: number, serverId = 1): Promise<number> {
+  const answer = await manager.callTool(sessionId, serverId, 'pid', '{}');
+  const pid = Number(answer);
+  if (!Number.isInteger(pid)) throw new Error(`pid tool answered ${answer}`);
+  return pid;
+}
+
+/** Starts the demo server over Streamable HTTP in its own process and waits for its ready line. */
+async function startHttpDemo(): Promise<{ child: ChildProcess; url: string; readyLine: string; stop: () => Promise<void> }> {
+  const child = spawn(process.execPath, [DEMO_SERVER_JS, '--http', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const readyLine = await new Promise<string>((resolve, reject) => {
+    let output = '';
+    child.stdout!.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+      const newline = output.indexOf('\n');
+      if (newline !== -1) resolve(output.slice(0, newline));
+    });
+    child.once('exit', (code) => reject(new Error(`demo server exited with ${code} before it was ready`)));
+  });
+  const url = readyLine.replace('mcp-demo-server listening on ', '');
+  return {
+    child,
+    url,
+    readyLine,
+    stop: async () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill();
+      await exited;
+    },
+  };
+}
+
+/** A localhost port that nothing listens on. */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+describe('McpClientManager', () => {
+  beforeAll(requireBuiltDemoServer);
+
+  describe('with a stdio server', () => {
+    // Starting a server process is the slow part, so read-only cases share session SHARED's
+    // server; a case that crashes or closes a server uses sessions of its own.
+    const SHARED = 1;
+    let manager: McpClientManager;
+    beforeAll(() => {
+      manager = newManager([stdioServer()]);
+    });
+    afterAll(() => manager.closeAll());
+
+    it('lists the server tools as refs carrying the server id and name', async () => {
+      const refs = await manager.listTools(SHARED, 1);
+
+      expect(refs.map((ref) => ref.toolName).sort()).toEqual(DEMO_TOOLS);
+      const echo = refs.find((ref) => ref.toolName === 'echo')!;
+      expect(echo).toMatchObject({ serverId: 1, serverName: 'demo', description: 'Returns the given text unchanged.' });
+      expect(echo.inputSchema).toMatchObject({ type: 'object', properties: { text: { type: 'string' } }, required: ['text'] });
+    });
+
+    it('returns the text of a successful call', async () => {
+      await expect(manager.callTool(SHARED, 1, 'echo', '{"text":"hello\\nworld"}')).resolves.toBe('hello\nworld');
+    });
+
+    it('turns an isError result into an error object holding its text', async () => {
+      expect(JSON.parse(await manager.callTool(SHARED, 1, 'fail', '{"reason":"disk full"}'))).toEqual({ error: 'disk full' });
+      expect(JSON.parse(await manager.callTool(SHARED, 1, 'fail', '{}'))).toEqual({ error: 'failed on purpose' });
+    });
+
+    it('returns structured content as its JSON rather than the text parts', async () => {
+      const answer = await manager.callTool(SHARED, 1, 'stats', '{"numbers":[1,2,6]}');
+
+      expect(JSON.parse(answer)).toEqual({ count: 3, sum: 9, mean: 3 });
+    });
+
+    it('reports an unknown tool and arguments the server rejects as errors', async () => {
+      const unknown = JSON.parse(await manager.callTool(SHARED, 1, 'no_such_tool', '{}'));
+      expect(unknown.error).toContain('no_such_tool');
+
+      const wrongType = JSON.parse(await manager.callTool(SHARED, 1, 'echo', '{"text":5}'));
+      expect(wrongType.error).toContain('text');
+    });
+
+    it('treats empty arguments as an empty object', async () => {
+      await expect(pidOf(manager, SHARED)).resolves.toEqual(expect.any(Number));
+      await expect(manager.callTool(SHARED, 1, 'pid', '')).resolves.toMatch(/^\d+$/);
+    });
+
+    describe('when the arguments are not a JSON object', () => {
+      it.each([
+        ['not json', 'not valid JSON'],
+        ['[1,2]', 'got array'],
+        ['"text"', 'got string'],
+        ['null', 'got null'],
+      ])('refuses %s without contacting the server', async (argumentsJson, problem) => {
+        // A server that cannot start would turn any contact into a connection error.
+        const unreachable = newManager([stdioServer({ command: path.join(__dirname, 'no-such-command') })]);
+
+        const error = JSON.parse(await unreachable.callTool(SHARED, 1, 'echo', argumentsJson)).error as string;
+
+        expect(error).toContain("Invalid arguments for MCP tool 'echo'");
+        expect(error).toContain(problem);
+        await unreachable.closeAll();
+      });
+    });
+
+    it('reports an unknown server id as a failed call', async () => {
+      expect(JSON.parse(await manager.callTool(SHARED, 99, 'echo', '{"text":"x"}'))).toEqual({
+        error: 'MCP tool call failed: Unknown MCP server id 99',
+      });
+      await expect(manager.listTools(SHARED, 99)).rejects.toBeInstanceOf(UnknownMcpServerError);
+    });
+
+    it('lists and finds the configured servers', () => {
+      expect(manager.listServers().map((server) => server.name)).toEqual(['demo']);
+      expect(manager.getServer(1)?.command).toBe(process.execPath);
+      expect(manager.getServer(2)).toBeUndefined();
+    });
+
+    describe('when a call outlives callTimeoutMs', () => {
+      it('answers with a timeout error and keeps the client for the next call', async () => {
+        const pidBefore = await pidOf(manager, SHARED);
+
+        const answer = JSON.parse(await manager.callTool(SHARED, 1, 'slow', '{"ms":10000}'));
+
+        expect(answer.error).toBe(`MCP tool call failed: 'slow' on MCP server 'demo' did not answer within ${CALL_TIMEOUT_MS} ms`);
+        await expect(manager.callTool(SHARED, 1, 'echo', '{"text":"still here"}')).resolves.toBe('still here');
+        await expect(pidOf(manager, SHARED)).resolves.toBe(pidBefore);
+      });
+    });
+
+    describe('when the server exits mid-call', () => {
+      it("answers with an error, reconnects on the next call and leaves other sessions' servers alone", async () => {
+        const otherSession = await pidOf(manager, SHARED);
+        const pidBefore = await pidOf(manager, 10);
+
+        const answer = JSON.parse(await manager.callTool(10, 1, 'crash', '{}'));
+
+        expect(answer.error).toMatch(/^MCP tool call failed: MCP server 'demo' closed the connection/);
+        expect(isAlive(pidBefore)).toBe(false);
+        await expect(pidOf(manager, SHARED)).resolves.toBe(otherSession);
+        const pidAfter = await pidOf(manager, 10);
+        expect(pidAfter).not.toBe(pidBefore);
+        await expect(manager.callTool(10, 1, 'echo', '{"text":"back"}')).resolves.toBe('back');
+      });
+    });
+
+    it('lets concurrent first callers of a session share one connection', async () => {
+      const pids = await Promise.all([pidOf(manager, 40), pidOf(manager, 40), manager.listTools(40, 1).then(() => pidOf(manager, 40))]);
+
+      expect(new Set(pids).size).toBe(1);
+    });
+
+    describe('closeSession', () => {
+      it("stops the session's server, leaves other sessions alone, and lets the session connect again", async () => {
+        const staying = await pidOf(manager, SHARED);
+        const closing = await pidOf(manager, 20);
+
+        await manager.closeSession(20);
+
+        expect(isAlive(closing)).toBe(false);
+        await expect(pidOf(manager, SHARED)).resolves.toBe(staying);
+        const reopened = await pidOf(manager, 20);
+        expect(reopened).not.toBe(closing);
+      });
+
+      it('does nothing for a session without clients', async () => {
+        await expect(manager.closeSession(404)).resolves.toBeUndefined();
+      });
+    });
+
+  });
+
+  it('closeAll stops the servers of every session', async () => {
+    const manager = newManager([stdioServer()]);
+    const pids = await Promise.all([pidOf(manager, 1), pidOf(manager, 2)]);
+
+    await manager.closeAll();
+
+    expect(pids.map(isAlive)).toEqual([false, false]);
+  });
+
+  describe('when a stdio server cannot be used', () => {
+    it('reports a command that cannot be started', async () => {
+      const manager = newManager([stdioServer({ command: path.join(__dirname, 'no-such-command') })]);
+
+      const answer = JSON.parse(await manager.callTool(1, 1, 'echo', '{"text":"x"}'));
+
+      expect(answer.error).toMatch(/^MCP tool call failed: Could not connect to MCP server 'demo': .*ENOENT/);
+      await expect(manager.listTools(1, 1)).rejects.toBeInstanceOf(McpConnectError);
+      await manager.closeAll();
+    });
+
+    it("quotes the stderr of a server that exits during the handshake", async () => {
+      const manager = newManager([
+        stdioServer({ args: ['-e', 'process.stderr.write("missing API key\\n"); process.exit(3)'] }),
+      ]);
+
+      const failure = await manager.listTools(1, 1).catch((error: unknown) => error);
+
+      expect(failure).toBeInstanceOf(McpConnectError);
+      expect((failure as McpConnectError).message).toContain('missing API key');
+      expect((failure as McpConnectError).serverName).toBe('demo');
+      await manager.closeAll();
+    });
+
+    it('gives up on a server that never answers the handshake', async () => {
+      // Reads stdin and never writes: a process that is not an MCP server.
+      const manager = newManager([stdioServer({ args: ['-e', 'process.stdin.resume()'] })], { connectTimeoutMs: 300 });
+
+      const answer = JSON.parse(await manager.callTool(1, 1, 'echo', '{"text":"x"}'));
+
+      expect(answer.error).toMatch(/^MCP tool call failed: Could not connect to MCP server 'demo': .*300 ms/);
+      await manager.closeAll();
+    });
+
+    it('passes the configured environment to the server', async () => {
+      const manager = newManager([
+        stdioServer({
+          args: ['-e', 'process.stderr.write("token=" + process.env.DEMO_TOKEN); process.exit(1)'],
+          env: { DEMO_TOKEN: 'abc123' },
+        }),
+      ]);
+
+      await expect(manager.listTools(1, 1)).rejects.toThrow('token=abc123');
+      await manager.closeAll();
+    });
+  });
+
+  describe('with a Streamable HTTP server', () => {
+    let demo: Awaited<ReturnType<typeof startHttpDemo>>;
+    let manager: McpClientManager;
+    beforeAll(async () => {
+      demo = await startHttpDemo();
+    });
+    afterAll(() => demo.stop());
+    beforeEach(() => {
+      manager = newManager([{ id: 7, name: 'web', type: 'http', url: demo.url }]);
+    });
+    afterEach(() => manager.closeAll());
+
+    it('prints its endpoint when ready', () => {
+      expect(demo.readyLine).toMatch(/^mcp-demo-server listening on http:\/\/127\.0\.0\.1:\d+\/mcp$/);
+    });
+
+    it('lists the server tools', async () => {
+      const refs = await manager.listTools(1, 7);
+
+      expect(refs.map((ref) => ref.toolName).sort()).toEqual(DEMO_TOOLS);
+      expect(refs.every((ref) => ref.serverId === 7 && ref.serverName === 'web')).toBe(true);
+    });
+
+    it('formats success, isError, structured content and unknown tools like stdio', async () => {
+      await expect(manager.callTool(1, 7, 'echo', '{"text":"over http"}')).resolves.toBe('over http');
+      expect(JSON.parse(await manager.callTool(1, 7, 'fail', '{"reason":"nope"}'))).toEqual({ error: 'nope' });
+      expect(JSON.parse(await manager.callTool(1, 7, 'stats', '{"numbers":[]}'))).toEqual({ count: 0, sum: 0, mean: null });
+      expect(JSON.parse(await manager.callTool(1, 7, 'missing', '{}')).error).toContain('missing');
+    });
+
+    it('times out a slow call and keeps working', async () => {
+      const answer = JSON.parse(await manager.callTool(1, 7, 'slow', '{"ms":10000}'));
+
+      expect(answer.error).toContain(`did not answer within ${CALL_TIMEOUT_MS} ms`);
+      await expect(manager.callTool(1, 7, 'echo', '{"text":"after"}')).resolves.toBe('after');
+    });
+
+    it('reports a server that is not listening', async () => {
+      const port = await closedPort();
+      const gone = newManager([{ id: 8, name: 'gone', type: 'http', url: `http://127.0.0.1:${port}/mcp` }]);
+
+      const answer = JSON.parse(await gone.callTool(1, 8, 'echo', '{"text":"x"}'));
+
+      expect(answer.error).toMatch(/^MCP tool call failed: Could not connect to MCP server 'gone'/);
+      await expect(gone.listTools(1, 8)).rejects.toBeInstanceOf(McpConnectError);
+      await gone.closeAll();
+    });
+
+    it('reports a server that exits mid-call and tries to reconnect on the next call', async () => {
+      const doomed = await startHttpDemo();
+      const crashing = newManager([{ id: 9, name: 'doomed', type: 'http', url: doomed.url }]);
+      try {
+        await expect(crashing.callTool(1, 9, 'echo', '{"text":"alive"}')).resolves.toBe('alive');
+
+        const answer = JSON.parse(await crashing.callTool(1, 9, 'crash', '{}'));
+
+        expect(answer.error).toMatch(/^MCP tool call failed: /);
+        // The dead client was dropped: the next call starts a new connection (which finds nobody).
+        const next = JSON.parse(await crashing.callTool(1, 9, 'echo', '{"text":"x"}'));
+        expect(next.error).toMatch(/^MCP tool call failed: Could not connect to MCP server 'doomed'/);
+      } finally {
+        await crashing.closeAll();
+        await doomed.stop();
+      }
+    });
+  });
+
+  describe('when a connected server answers requests with JSON-RPC errors', () => {
+    // A minimal hand-written stdio server: completes the handshake, then fails every request.
+    const brokenServer = [
+      "const rl = require('readline').createInterface({ input: process.stdin });",
+      'rl.on("line", (line) => {',
+      '  const m = JSON.parse(line); if (m.id === undefined) return;',
+      '  const send = (o) => process.stdout.write(JSON.stringify({ jsonrpc: "2.0", id: m.id, ...o }) + "\\n");',
+      '  if (m.method === "initialize") send({ result: { protocolVersion: m.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: "broken", version: "1" } } });',
+      '  else send({ error: { code: -32603, message: "tools are broken" } });',
+      '});',
+    ].join('\n');
+
+    it('wraps a failed tools/list in McpRequestError and a failed call in an error result', async () => {
+      const manager = newManager([stdioServer({ name: 'broken', args: ['-e', brokenServer] })]);
+
+      const failure = await manager.listTools(1, 1).catch((error: unknown) => error);
+      const answer = JSON.parse(await manager.callTool(1, 1, 'anything', '{}'));
+
+      expect(failure).toBeInstanceOf(McpRequestError);
+      expect((failure as McpRequestError).message).toBe("MCP server 'broken' failed tools/list: MCP error -32603: tools are broken");
+      expect(answer).toEqual({ error: 'MCP tool call failed: MCP error -32603: tools are broken' });
+      await manager.closeAll();
+    });
+  });
+});

@@ -1,0 +1,107 @@
+import { existsSync } from 'node:fs';
+import * as path from 'node:path';
+import { callTool } from '../tool/tool';
+import { McpClientManager } from './mcp-client-manager';
+import { MCP_TOOL_NAME_SEPARATOR, McpToolAdapter, mcpToolName } from './mcp-tool-adapter';
+import type { McpToolRef } from './mcp-tool-ref';
+
+const DEMO_SERVER_JS = path.join(__dirname, '../../../dist/demo/mcp-demo-server.js');
+const SESSION = 12;
+const USER = 3;
+const WORKSPACE = '/tmp/workspace';
+
+function ref(overrides: Partial<McpToolRef> = {}): McpToolRef {
+  return {
+    serverId: 1,
+    serverName: 'demo',
+    toolName: 'echo',
+    description: 'Returns the given text unchanged.',
+    inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
+    ...overrides,
+  };
+}
+
+describe('mcpToolName', () => {
+  it('joins mcp, the server name and the tool name with the separator', () => {
+    expect(MCP_TOOL_NAME_SEPARATOR).toBe('__');
+    expect(mcpToolName('demo', 'echo')).toBe('mcp__demo__echo');
+    expect(mcpToolName('web-search', 'run_query')).toBe('mcp__web-search__run_query');
+  });
+});
+
+describe('McpToolAdapter', () => {
+  describe('as a description of the tool', () => {
+    const adapter = new McpToolAdapter(ref(), null);
+
+    it('is named mcp__<server>__<tool> and exposes its ref', () => {
+      expect(adapter.getName()).toBe('mcp__demo__echo');
+      expect(adapter.getRef()).toEqual(ref());
+    });
+
+    it("offers the server's description and schema", () => {
+      expect(adapter.getDescription()).toBe('Returns the given text unchanged.');
+      expect(adapter.getInputSchema()).toEqual(ref().inputSchema);
+      expect(adapter.getOutputSchema()).toBeNull();
+    });
+
+    it('describes a tool whose server gave no description', () => {
+      expect(new McpToolAdapter(ref({ description: '' }), null).getDescription()).toBe("Tool 'echo' of MCP server 'demo'");
+    });
+
+    it.each<[string, object, Record<string, unknown>]>([
+      ['adds missing properties', { type: 'object' }, { type: 'object', properties: {} }],
+      ['adds a missing type', { properties: { a: { type: 'number' } } }, { type: 'object', properties: { a: { type: 'number' } } }],
+      ['replaces a non-object schema', { type: 'string' }, { type: 'object', properties: {} }],
+      ['replaces an array', [], { type: 'object', properties: {} }],
+    ])('always offers an object schema: %s', (_case, inputSchema, expected) => {
+      expect(new McpToolAdapter(ref({ inputSchema }), null).getInputSchema()).toEqual(expected);
+    });
+  });
+
+  describe('without a client manager (the desktop runs the tool, LOCAL)', () => {
+    const adapter = new McpToolAdapter(ref(), null);
+    const refusal = { error: "MCP tool 'mcp__demo__echo' runs on the desktop client, not on the server" };
+
+    it('refuses to run on the server, whatever the arity', async () => {
+      expect(JSON.parse(await adapter.execute('{"text":"x"}', SESSION, USER, WORKSPACE))).toEqual(refusal);
+      expect(JSON.parse(await adapter.execute('{"text":"x"}', SESSION, WORKSPACE))).toEqual(refusal);
+      expect(JSON.parse(await adapter.execute('{"text":"x"}', WORKSPACE))).toEqual(refusal);
+      expect(JSON.parse(await adapter.execute('{"text":"x"}'))).toEqual(refusal);
+    });
+  });
+
+  describe('with a client manager (the server runs the tool, CLOUD)', () => {
+    let manager: McpClientManager;
+    beforeAll(() => {
+      if (!existsSync(DEMO_SERVER_JS)) throw new Error(`${DEMO_SERVER_JS} is missing: run npm run build first`);
+      manager = new McpClientManager(
+        [{ id: 1, name: 'demo', type: 'stdio', command: process.execPath, args: [DEMO_SERVER_JS], env: {} }],
+        { callTimeoutMs: 5_000, connectTimeoutMs: 5_000 },
+      );
+    });
+    afterAll(() => manager.closeAll());
+
+    it("calls the tool through the session's client", async () => {
+      const adapter = new McpToolAdapter(ref(), manager);
+
+      await expect(callTool(adapter, '{"text":"via adapter"}', SESSION, USER, WORKSPACE)).resolves.toBe('via adapter');
+      await expect(adapter.execute('{"text":"three args"}', SESSION, WORKSPACE)).resolves.toBe('three args');
+    });
+
+    it('passes error results through unchanged', async () => {
+      const adapter = new McpToolAdapter(ref({ toolName: 'fail' }), manager);
+
+      expect(JSON.parse(await adapter.execute('{"reason":"no"}', SESSION, USER, WORKSPACE))).toEqual({ error: 'no' });
+      expect(JSON.parse(await adapter.execute('{broken', SESSION, USER, WORKSPACE)).error).toContain('not valid JSON');
+    });
+
+    it('refuses to run without a session, since clients belong to sessions', async () => {
+      const adapter = new McpToolAdapter(ref(), manager);
+      const refusal = { error: "MCP tool 'mcp__demo__echo' needs a session to run" };
+
+      expect(JSON.parse(await adapter.execute('{"text":"x"}', WORKSPACE))).toEqual(refusal);
+      expect(JSON.parse(await adapter.execute('{"text":"x"}'))).toEqual(refusal);
+      expect(JSON.parse(await adapter.execute('{"text":"x"}', null, USER, WORKSPACE))).toEqual(refusal);
+    });
+  });
+});

@@ -1,0 +1,81 @@
+import { BaseTool } from '../tool/tool';
+import { isPlainObject } from '../tool/tool-arguments';
+import type { McpClientManager } from './mcp-client-manager';
+import type { McpToolRef } from './mcp-tool-ref';
+
+/** Separates `mcp`, the server name and the tool name in the name the model sees. */
+export const MCP_TOOL_NAME_SEPARATOR = '__';
+
+/** The name the model calls an MCP tool by: `mcp__<serverName>__<toolName>`. */
+export function mcpToolName(serverName: string, toolName: string): string {
+  return ['mcp', serverName, toolName].join(MCP_TOOL_NAME_SEPARATOR);
+}
+
+/**
+ * Offers one tool of an MCP server to the model. With a client manager the server runs it
+ * (CLOUD); with `clientManager == null` the tool belongs to an MCP server of the desktop client,
+ * which runs it (LOCAL), and this adapter only describes it and refuses to run it here.
+ */
+export class McpToolAdapter extends BaseTool {
+  private readonly name: string;
+  private readonly inputSchema: Record<string, unknown>;
+
+  constructor(
+    private readonly ref: McpToolRef,
+    private readonly clientManager: McpClientManager | null,
+  ) {
+    super();
+    this.name = mcpToolName(ref.serverName, ref.toolName);
+    this.inputSchema = toObjectSchema(ref.inputSchema);
+  }
+
+  getName(): string {
+    return this.name;
+  }
+
+  getDescription(): string {
+    return this.ref.description !== '' ? this.ref.description : `Tool '${this.ref.toolName}' of MCP server '${this.ref.serverName}'`;
+  }
+
+  getInputSchema(): Record<string, unknown> {
+    return this.inputSchema;
+  }
+
+  /** Which server and tool this adapter stands for. */
+  getRef(): McpToolRef {
+    return this.ref;
+  }
+
+  protected override executeWithSession(
+    argumentsJson: string,
+    sessionId: number | null,
+    _workspace: string | null,
+  ): Promise<string> {
+    if (this.clientManager == null) {
+      return Promise.resolve(JSON.stringify({ error: `MCP tool '${this.name}' runs on the desktop client, not on the server` }));
+    }
+    if (sessionId == null) {
+      // Clients are per session; without one there is no client to call through.
+      return Promise.resolve(JSON.stringify({ error: `MCP tool '${this.name}' needs a session to run` }));
+    }
+    return this.clientManager.callTool(sessionId, this.ref.serverId, this.ref.toolName, argumentsJson);
+  }
+
+  protected override executeWithWorkspace(argumentsJson: string, workspace: string | null): Promise<string> {
+    return this.executeWithSession(argumentsJson, null, workspace);
+  }
+
+  protected override executeImpl(argumentsJson: string): Promise<string> {
+    return this.executeWithSession(argumentsJson, null, null);
+  }
+}
+
+/**
+ * Providers require an object schema for function parameters; an MCP server should send one,
+ * but a missing `type` or `properties` is repaired rather than passed on.
+ */
+function toObjectSchema(schema: object): Record<string, unknown> {
+  if (!isPlainObject(schema)) return { type: 'object', properties: {} };
+  if (schema.type !== undefined && schema.type !== 'object') return { type: 'object', properties: {} };
+  return { ...schema, type: 'object', properties: isPlainObject(schema.properties) ? schema.properties : {} };
+}

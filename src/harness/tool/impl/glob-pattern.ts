@@ -1,0 +1,75 @@
+import type { ArgumentResult } from '../tool-arguments';
+
+const REGEX_SPECIAL = new Set(['.', '+', '^', '$', '(', ')', '[', ']', '|', '\\', '/']);
+
+/**
+ * Compiles a glob into an anchored `RegExp` over `/`-separated relative paths.
+ *
+ * Supported: `*` (any run of characters within one path segment), `?` (one character within a
+ * segment), `**` as a whole segment (any number of segments, none included, so `**\/*.ts` also
+ * matches `a.ts`), `{a,b}` alternatives (nestable), and `\` to escape the next character. Every
+ * other character is literal (so `[id].tsx` names a file). `*` also matches names starting with
+ * a dot. Absolute patterns and `..` segments are refused: a pattern only selects files under its
+ * base directory.
+ */
+export function compileGlob(pattern: string): ArgumentResult<RegExp> {
+  let glob = pattern;
+  while (glob.startsWith('./')) glob = glob.slice(2);
+  if (glob === '') return { ok: false, error: 'glob pattern must not be empty' };
+  if (glob.startsWith('/')) return { ok: false, error: `glob pattern '${pattern}' must be relative, not absolute` };
+  if (glob.split('/').includes('..')) return { ok: false, error: `glob pattern '${pattern}' must not contain '..'` };
+
+  let source = '';
+  let depth = 0;
+  for (let i = 0; i < glob.length; i++) {
+    const char = glob[i];
+    if (char === '\\') {
+      if (i + 1 >= glob.length) return { ok: false, error: `glob pattern '${pattern}' ends with a lone '\\'` };
+      source += escapeRegex(glob[++i]);
+    } else if (char === '*') {
+      let end = i;
+      while (glob[end] === '*') end++;
+      if (end - i >= 2 && startsSegment(glob, i, depth) && endsSegment(glob, end, depth)) {
+        if (glob[end] === '/') {
+          source += '(?:.*/)?';
+          end++;
+        } else {
+          source += '.*';
+        }
+      } else {
+        source += '[^/]*';
+      }
+      i = end - 1;
+    } else if (char === '?') {
+      source += '[^/]';
+    } else if (char === '{') {
+      depth++;
+      source += '(?:';
+    } else if (char === '}' && depth > 0) {
+      depth--;
+      source += ')';
+    } else if (char === ',' && depth > 0) {
+      source += '|';
+    } else {
+      source += escapeRegex(char);
+    }
+  }
+  if (depth !== 0) return { ok: false, error: `glob pattern '${pattern}' has an unclosed '{'` };
+  return { ok: true, value: new RegExp(`^${source}$`) };
+}
+
+function startsSegment(glob: string, at: number, depth: number): boolean {
+  const before = glob[at - 1];
+  return at === 0 || before === '/' || (depth > 0 && (before === '{' || before === ','));
+}
+
+function endsSegment(glob: string, end: number, depth: number): boolean {
+  const after = glob[end];
+  return end === glob.length || after === '/' || (depth > 0 && (after === ',' || after === '}'));
+}
+
+function escapeRegex(char: string): string {
+  return REGEX_SPECIAL.has(char) || char === '*' || char === '?' || char === '{' || char === '}' || char === ','
+    ? `\\${char}`
+    : char;
+}

@@ -1,0 +1,100 @@
+import * as fs from 'node:fs/promises';
+
+import { optionalString, requireString } from '../tool-arguments';
+import { resolveInWorkspace, toRelative } from '../workspace-path';
+import { describeFsError } from './fs-error-message';
+import { compileGlob } from './glob-pattern';
+import { errorResult, jsonResult } from './json-result';
+import { DEFAULT_MAX_WALK_ENTRIES, WorkspaceFileWalk } from './workspace-file-walk';
+import { WorkspaceTool } from './workspace-tool';
+
+/** Options of `GlobTool`. */
+export interface GlobToolOptions {
+  /** Most paths returned (default 1000); more sets `truncated`. */
+  maxResults?: number;
+  /** Most directory entries looked at in one call (default 100 000). */
+  maxEntries?: number;
+}
+
+/**
+ * `glob {pattern, path?}`: lists the workspace files below `path` (default: the workspace root)
+ * whose path relative to `path` matches `pattern` (syntax: `compileGlob`). Result:
+ * `{"files":[...],"truncated":bool}`, paths relative to the workspace root, sorted.
+ */
+export class GlobTool extends WorkspaceTool {
+  private readonly maxResults: number;
+  private readonly maxEntries: number;
+
+  constructor(options: GlobToolOptions = {}) {
+    super();
+    this.maxResults = options.maxResults ?? 1000;
+    this.maxEntries = options.maxEntries ?? DEFAULT_MAX_WALK_ENTRIES;
+  }
+
+  getName(): string {
+    return 'glob';
+  }
+
+  getDescription(): string {
+    return (
+      'Find files in the workspace by glob pattern. `*` matches within one path segment, `?` one character, ' +
+      '`**` any number of directories, `{a,b}` either alternative; e.g. `**/*.ts` or `src/**/*.{js,json}`. ' +
+      'node_modules and .git are not searched. Returns paths relative to the workspace root.'
+    );
+  }
+
+  getInputSchema(): Record<string, unknown> {
+    return {
+      type: 'object',
+      properties: {
+        pattern: { type: 'string', description: 'Glob pattern, matched against paths relative to `path`.' },
+        path: { type: 'string', description: 'Directory to search, relative to the workspace root. Default: the root.' },
+      },
+      required: ['pattern'],
+      additionalProperties: false,
+    };
+  }
+
+  override getOutputSchema(): Record<string, unknown> {
+    return {
+      type: 'object',
+      properties: {
+        files: { type: 'array', items: { type: 'string' }, description: 'Matching files, relative to the workspace root.' },
+        truncated: { type: 'boolean', description: 'True when there were more matches than returned.' },
+      },
+      required: ['files', 'truncated'],
+    };
+  }
+
+  protected async run(args: Record<string, unknown>, workspace: string): Promise<string> {
+    const pattern = requireString(args, 'pattern');
+    if (!pattern.ok) return errorResult(pattern.error);
+    const base = optionalString(args, 'path');
+    if (!base.ok) return errorResult(base.error);
+    const matcher = compileGlob(pattern.value);
+    if (!matcher.ok) return errorResult(matcher.error);
+
+    const resolved = await resolveInWorkspace(workspace, base.value || '.');
+    if (!resolved.ok) return errorResult(resolved.error);
+    try {
+      const stat = await fs.stat(resolved.path);
+      if (!stat.isDirectory()) return errorResult(`'${resolved.relativePath}' is not a directory`);
+    } catch (error) {
+      return errorResult(describeFsError(error, resolved.relativePath));
+    }
+
+    const walk = new WorkspaceFileWalk(resolved.workspace, this.maxEntries);
+    const files: string[] = [];
+    let truncated = false;
+    for await (const file of walk.files(resolved.path)) {
+      if (!matcher.value.test(toRelative(resolved.path, file))) continue;
+      if (files.length === this.maxResults) {
+        truncated = true;
+        break;
+      }
+      files.push(toRelative(resolved.workspace, file));
+    }
+    files.sort();
+    return jsonResult({ files, truncated: truncated || walk.limitReached });
+  }
+}

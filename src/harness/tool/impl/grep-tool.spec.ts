@@ -1,0 +1,91 @@
+import * as fs from 'node:fs/promises';
+import * as os from 'node:os';
+import * as path from 'node:path';
+
+import { GrepTool } from './grep-tool';
+
+describe('GrepTool', () => {
+  let workspace: string;
+
+  beforeEach(async () => {
+    workspace = await fs.mkdtemp(path.join(os.tmpdir(), 'harness-grep-'));
+    const files: Record<string, string> = {
+      'notes.md': 'TODO: write docs\nnothing here\n',
+      'src/app.ts': 'export const app = 1;\n// TODO fix\r\nconst todo = 2;\n',
+      'src/lib/util.ts': 'export function util() {}\n',
+      'node_modules/dep/index.ts': 'TODO hidden\n',
+    };
+    for (const [file, text] of Object.entries(files)) {
+      await fs.mkdir(path.dirname(path.join(workspace, file)), { recursive: true });
+      await fs.writeFile(path.join(workspace, file), text);
+    }
+  });
+
+  afterEach(async () => {
+    await fs.rm(workspace, { recursive: true, force: true });
+  });
+
+  const grep = async (args: Record<string, unknown>, tool = new GrepTool()) =>
+    JSON.parse(await tool.execute(JSON.stringify(args), workspace)) as Record<string, unknown>;
+
+  it('finds matching lines with file and 1-based line number, skipping node_modules', async () => {
+    expect(await grep({ pattern: 'TODO' })).toEqual({
+      matches: [
+        { file: 'notes.md', line: 1, text: 'TODO: write docs' },
+        { file: 'src/app.ts', line: 2, text: '// TODO fix' },
+      ],
+      truncated: false,
+    });
+  });
+
+  it('matches case-insensitively on request', async () => {
+    expect((await grep({ pattern: 'todo fix' })).matches).toEqual([]);
+    expect((await grep({ pattern: 'todo fix', ignore_case: true })).matches).toEqual([{ file: 'src/app.ts', line: 2, text: '// TODO fix' }]);
+  });
+
+  it('searches below `path`, which may also be a single file', async () => {
+    expect((await grep({ pattern: 'export', path: 'src/lib' })).matches).toEqual([
+      { file: 'src/lib/util.ts', line: 1, text: 'export function util() {}' },
+    ]);
+    expect((await grep({ pattern: 'nothing', path: 'notes.md' })).matches).toEqual([{ file: 'notes.md', line: 2, text: 'nothing here' }]);
+  });
+
+  it('filters files by a name glob at any depth, or by a path glob', async () => {
+    expect(((await grep({ pattern: 'export', glob: '*.ts' })).matches as unknown[]).length).toBe(2);
+    expect((await grep({ pattern: 'TODO', glob: '*.md' })).matches).toEqual([{ file: 'notes.md', line: 1, text: 'TODO: write docs' }]);
+    expect((await grep({ pattern: 'export', glob: 'src/lib/*.ts' })).matches).toEqual([
+      { file: 'src/lib/util.ts', line: 1, text: 'export function util() {}' },
+    ]);
+  });
+
+  it('skips binary files and files over the size cap', async () => {
+    await fs.writeFile(path.join(workspace, 'blob.bin'), Buffer.concat([Buffer.from('TODO'), Buffer.from([0])]));
+    await fs.writeFile(path.join(workspace, 'huge.txt'), `TODO ${'x'.repeat(100)}\n`);
+    const result = await grep({ pattern: 'TODO', glob: '*.{bin,txt}' }, new GrepTool({ maxFileBytes: 50 }));
+    expect(result).toEqual({ matches: [], truncated: false });
+  });
+
+  it('caps the matches and says truncated', async () => {
+    expect(await grep({ pattern: 'e' }, new GrepTool({ maxMatches: 2 }))).toEqual({
+      matches: [
+        { file: 'notes.md', line: 1, text: 'TODO: write docs' },
+        { file: 'notes.md', line: 2, text: 'nothing here' },
+      ],
+      truncated: true,
+    });
+  });
+
+  it('cuts very long lines', async () => {
+    const result = await grep({ pattern: 'export const' }, new GrepTool({ maxLineLength: 6 }));
+    expect(result.matches).toEqual([{ file: 'src/app.ts', line: 1, text: 'export…' }]);
+  });
+
+  it.each([
+    [{ pattern: '(unclosed' }, /^invalid regular expression '\(unclosed': /],
+    [{ pattern: 'x', path: 'nowhere' }, /^no such file or directory: 'nowhere'$/],
+    [{ pattern: 'x', glob: '{a' }, /unclosed/],
+    [{ pattern: 'x', ignore_case: 'yes' }, /^'ignore_case' must be a boolean, got string$/],
+  ])('%j → error', async (args, error) => {
+    expect((await grep(args)).error).toMatch(error);
+  });
+});

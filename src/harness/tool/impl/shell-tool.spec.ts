@@ -1,0 +1,169 @@
+import { readFileSync } from 'node:fs';
+import * as fs from 'node:fs/promises';
+import * as os from 'node:os';
+import * as path from 'node:path';
+
+import { BackgroundTaskManager, type BackgroundTaskResult } from '../../core/background-task-manager';
+import { SHELL_DISABLED_ERROR, ShellTool, type ShellToolOptions } from './shell-tool';
+
+const SESSION = 5;
+const USER = 9;
+
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  try {
+    // A killed child not yet reaped by init still answers signal 0; it is not running.
+    return !/^State:\s+Z/m.test(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  } catch {
+    return false;
+  }
+}
+
+async function eventually<T>(probe: () => T | undefined, what: string): Promise<T> {
+  for (let attempt = 0; attempt < 200; attempt++) {
+    const value = probe();
+    if (value !== undefined) return value;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+describe('ShellTool', () => {
+  let workspace: string;
+  const strayPids: number[] = [];
+
+  beforeEach(async () => {
+    workspace = await fs.realpath(await fs.mkdtemp(path.join(os.tmpdir(), 'harness-shell-')));
+  });
+
+  afterEach(async () => {
+    for (const pid of strayPids.splice(0)) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
+    await fs.rm(workspace, { recursive: true, force: true });
+  });
+
+  const shell = (options: Partial<ShellToolOptions> = {}) => new ShellTool({ enabled: true, ...options });
+  const run = async (args: Record<string, unknown>, tool = shell()) =>
+    JSON.parse(await tool.execute(JSON.stringify(args), SESSION, USER, workspace)) as Record<string, unknown>;
+
+  it('runs the command with /bin/sh in the workspace and reports exit code and output', async () => {
+    await fs.writeFile(path.join(workspace, 'marker.txt'), '');
+    expect(await run({ command: 'pwd; ls' })).toEqual({ exit_code: 0, stdout: `${workspace}\nmarker.txt\n`, stderr: '' });
+  });
+
+  it('reports a non-zero exit code and stderr', async () => {
+    expect(await run({ command: 'echo oops >&2; exit 3' })).toEqual({ exit_code: 3, stdout: '', stderr: 'oops\n' });
+  });
+
+  it('reports death by a signal as 128 + the signal number', async () => {
+    expect((await run({ command: 'kill -TERM $$' })).exit_code).toBe(128 + os.constants.signals.SIGTERM);
+  });
+
+  it('gives the command the session and user ids', async () => {
+    expect((await run({ command: 'echo "$HARNESS_SESSION_ID/$HARNESS_USER_ID"' })).stdout).toBe('5/9\n');
+  });
+
+  it('runs with only a workspace (no session), without the id variables', async () => {
+    const result = JSON.parse(await shell({ env: { PATH: process.env.PATH } }).execute('{"command":"echo \\"[$HARNESS_SESSION_ID]\\""}', workspace));
+    expect(result).toEqual({ exit_code: 0, stdout: '[]\n', stderr: '' });
+  });
+
+  describe('when the command runs too long', () => {
+    it('kills the whole process group and reports exit code 124 with timed_out', async () => {
+      const result = await run({ command: 'sleep 30 & echo $! > child.pid; wait', timeout_ms: 1000 });
+      expect(result).toEqual({ exit_code: 124, stdout: '', stderr: '', timed_out: true });
+      const child = Number(await fs.readFile(path.join(workspace, 'child.pid'), 'utf8'));
+      strayPids.push(child);
+      await eventually(() => (isRunning(child) ? undefined : true), 'the background child to die');
+    });
+
+    it('uses the configured default timeout', async () => {
+      expect(await run({ command: 'sleep 30' }, shell({ timeoutMs: 200 }))).toEqual(expect.objectContaining({ timed_out: true }));
+    });
+
+    it('refuses a timeout_ms above the maximum', async () => {
+      expect(await run({ command: 'true', timeout_ms: 5000 }, shell({ timeoutMs: 100, maxTimeoutMs: 1000 }))).toEqual({
+        error: "'timeout_ms' must be at most 1000, got 5000",
+      });
+    });
+  });
+
+  it('does not wait for a background job that keeps the output open after the shell exits', async () => {
+    const result = await run({ command: 'sleep 30 & echo $!', timeout_ms: 20_000 });
+    strayPids.push(Number(String(result.stdout).trim()));
+    expect(result).toEqual({ exit_code: 0, stdout: expect.stringMatching(/^\d+\n$/), stderr: '' });
+  });
+
+  it('caps each stream at maxOutputBytes and says so', async () => {
+    const result = await run({ command: "head -c 5000 /dev/zero | tr '\\0' a; echo err >&2" }, shell({ maxOutputBytes: 100 }));
+    expect(result).toEqual({
+      exit_code: 0,
+      stdout: `${'a'.repeat(100)}\n[output truncated: 4900 more bytes]`,
+      stderr: 'err\n',
+      truncated: true,
+    });
+  });
+
+  it('answers the fixed error when disabled, running nothing', async () => {
+    const result = await run({ command: 'touch ran' }, new ShellTool({ enabled: false }));
+    expect(result).toEqual({ error: SHELL_DISABLED_ERROR });
+    expect(SHELL_DISABLED_ERROR).toBe('shell is disabled on this server (HARNESS_CLOUD_SHELL=off)');
+    await expect(fs.access(path.join(workspace, 'ran'))).rejects.toThrow();
+  });
+
+  describe('with async:true', () => {
+    it('starts the command in the background and delivers its result through the manager', async () => {
+      const background = new BackgroundTaskManager();
+      const started = await run({ command: 'echo done', async: true }, shell({ background }));
+      expect(started).toEqual(expect.objectContaining({ status: 'started', task_id: expect.any(String) }));
+      const [finished] = await eventually<BackgroundTaskResult[]>(() => {
+        const drained = background.drainCompleted(SESSION);
+        return drained.length > 0 ? drained : undefined;
+      }, 'the background result');
+      expect(finished).toEqual({
+        taskId: started.task_id,
+        sessionId: SESSION,
+        description: 'shell: echo done',
+        result: '{"exit_code":0,"stdout":"done\\n","stderr":""}',
+      });
+    });
+
+    it('answers at once while the command still runs', async () => {
+      const background = new BackgroundTaskManager();
+      const started = await run({ command: 'sleep 0.3; echo late', async: true }, shell({ background }));
+      expect(started.status).toBe('started');
+      expect(background.runningCount(SESSION)).toBe(1);
+      await eventually(() => (background.runningCount(SESSION) === 0 ? true : undefined), 'the command to finish');
+    });
+
+    it('refuses without a background manager or without a session', async () => {
+      expect(await run({ command: 'true', async: true })).toEqual({ error: 'async shell commands are not available on this server' });
+      const tool = shell({ background: new BackgroundTaskManager() });
+      expect(JSON.parse(await tool.execute('{"command":"true","async":true}', workspace))).toEqual({
+        error: 'async shell commands need a session',
+      });
+    });
+  });
+
+  it.each([
+    [{ command: '' }, "'command' must not be empty"],
+    [{ command: 'true', timeout_ms: 0 }, "'timeout_ms' must be at least 1, got 0"],
+    [{ command: 'true', async: 'yes' }, "'async' must be a boolean, got string"],
+  ])('%j → error', async (args, error) => {
+    expect(await run(args)).toEqual({ error });
+  });
+
+  it('refuses a workspace that does not exist', async () => {
+    const result = JSON.parse(await shell().execute('{"command":"true"}', SESSION, USER, path.join(workspace, 'gone')));
+    expect(result).toEqual({ error: 'the session workspace does not exist' });
+  });
+});

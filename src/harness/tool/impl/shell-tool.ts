@@ -1,0 +1,265 @@
+import { spawn } from 'node:child_process';
+import { constants as osConstants } from 'node:os';
+
+import type { BackgroundTaskManager } from '../../core/background-task-manager';
+import { BaseTool } from '../tool';
+import { optionalBoolean, optionalInteger, parseToolArguments, requireString } from '../tool-arguments';
+import { resolveInWorkspace } from '../workspace-path';
+import { errorResult, jsonResult, messageOf } from './json-result';
+
+/** The exact error every call gets while the shell is switched off. */
+export const SHELL_DISABLED_ERROR = 'shell is disabled on this server (HARNESS_CLOUD_SHELL=off)';
+
+/** Exit code reported for a command killed by the timeout (the one coreutils `timeout` uses). */
+export const SHELL_TIMEOUT_EXIT_CODE = 124;
+
+/** How long output is still awaited after the shell exits, for its last buffered bytes. */
+const EXIT_OUTPUT_GRACE_MS = 1000;
+
+/** Options of `ShellTool`. */
+export interface ShellToolOptions {
+  /** `false` makes every call answer `SHELL_DISABLED_ERROR`. */
+  enabled: boolean;
+  /** Timeout of a command that gives no `timeout_ms` (default 120 000 ms). */
+  timeoutMs?: number;
+  /** Upper bound of `timeout_ms` a model may ask for (default 600 000 ms). */
+  maxTimeoutMs?: number;
+  /** Bytes kept of each of stdout and stderr (default 100 KiB); the rest is dropped and noted. */
+  maxOutputBytes?: number;
+  /** Runs `async:true` commands; without it such calls get an error. */
+  background?: BackgroundTaskManager;
+  /** Environment of the commands (default: the server's own `process.env`). */
+  env?: NodeJS.ProcessEnv;
+}
+
+/** What a finished command reports. */
+export interface ShellResult {
+  exit_code: number;
+  stdout: string;
+  stderr: string;
+  timed_out?: true;
+  truncated?: true;
+}
+
+/**
+ * `shell {command, timeout_ms?, async?}`: runs `/bin/sh -c command` in the session workspace.
+ * The command gets `HARNESS_SESSION_ID` / `HARNESS_USER_ID` in its environment. It runs in its
+ * own process group so that a timeout kills everything it started. Result:
+ * `{"exit_code","stdout","stderr","timed_out"?,"truncated"?}`; a timeout gives exit code 124 and
+ * `timed_out:true`, a signal 128+N. With `async:true` the command is handed to the
+ * `BackgroundTaskManager` and the call answers `{"status":"started","task_id"}` at once.
+ */
+export class ShellTool extends BaseTool {
+  private readonly timeoutMs: number;
+  private readonly maxTimeoutMs: number;
+  private readonly maxOutputBytes: number;
+
+  constructor(private readonly options: ShellToolOptions) {
+    super();
+    this.timeoutMs = options.timeoutMs ?? 120_000;
+    this.maxTimeoutMs = Math.max(options.maxTimeoutMs ?? 600_000, this.timeoutMs);
+    this.maxOutputBytes = options.maxOutputBytes ?? 100 * 1024;
+  }
+
+  getName(): string {
+    return 'shell';
+  }
+
+  getDescription(): string {
+    return (
+      'Run a command with /bin/sh in the workspace directory and return its exit code, stdout and stderr. ' +
+      `Commands time out after ${this.timeoutMs} ms unless timeout_ms is given; output beyond ` +
+      `${this.maxOutputBytes} bytes per stream is cut. Set async to true for long-running commands: ` +
+      'the call returns a task id at once and the result arrives later in the conversation.'
+    );
+  }
+
+  getInputSchema(): Record<string, unknown> {
+    return {
+      type: 'object',
+      properties: {
+        command: { type: 'string', description: 'The command line, run by /bin/sh -c in the workspace directory.' },
+        timeout_ms: {
+          type: 'integer',
+          minimum: 1,
+          maximum: this.maxTimeoutMs,
+          description: `Kill the command after this many milliseconds. Default ${this.timeoutMs}.`,
+        },
+        async: { type: 'boolean', description: 'Run in the background and deliver the result later. Default false.' },
+      },
+      required: ['command'],
+      additionalProperties: false,
+    };
+  }
+
+  override getOutputSchema(): Record<string, unknown> {
+    return {
+      type: 'object',
+      properties: {
+        exit_code: { type: 'integer', description: 'Exit status; 124 after a timeout, 128+N after signal N.' },
+        stdout: { type: 'string' },
+        stderr: { type: 'string' },
+        timed_out: { type: 'boolean', description: 'Present and true when the command was killed by the timeout.' },
+        truncated: { type: 'boolean', description: 'Present and true when output was cut.' },
+        status: { type: 'string', description: '"started" for an async call.' },
+        task_id: { type: 'string', description: 'Background task id of an async call.' },
+      },
+    };
+  }
+
+  protected override async executeWithUser(
+    argumentsJson: string,
+    sessionId: number | null,
+    userId: number | null,
+    workspace: string | null,
+  ): Promise<string> {
+    try {
+      return await this.runCommand(argumentsJson, sessionId, userId, workspace);
+    } catch (error) {
+      return errorResult(`shell failed: ${messageOf(error)}`);
+    }
+  }
+
+  protected override executeWithSession(argumentsJson: string, sessionId: number | null, workspace: string | null): Promise<string> {
+    return this.executeWithUser(argumentsJson, sessionId, null, workspace);
+  }
+
+  protected override executeWithWorkspace(argumentsJson: string, workspace: string | null): Promise<string> {
+    return this.executeWithUser(argumentsJson, null, null, workspace);
+  }
+
+  protected override executeImpl(argumentsJson: string): Promise<string> {
+    return this.executeWithUser(argumentsJson, null, null, null);
+  }
+
+  private async runCommand(
+    argumentsJson: string,
+    sessionId: number | null,
+    userId: number | null,
+    workspace: string | null,
+  ): Promise<string> {
+    if (!this.options.enabled) return errorResult(SHELL_DISABLED_ERROR);
+    if (workspace === null || workspace.trim() === '') return errorResult('shell needs a workspace to run');
+    const parsed = parseToolArguments(argumentsJson);
+    if (!parsed.ok) return errorResult(parsed.error);
+    const command = requireString(parsed.args, 'command');
+    if (!command.ok) return errorResult(command.error);
+    const timeout = optionalInteger(parsed.args, 'timeout_ms', { min: 1 });
+    if (!timeout.ok) return errorResult(timeout.error);
+    if (timeout.value !== undefined && timeout.value > this.maxTimeoutMs) {
+      return errorResult(`'timeout_ms' must be at most ${this.maxTimeoutMs}, got ${timeout.value}`);
+    }
+    const runAsync = optionalBoolean(parsed.args, 'async');
+    if (!runAsync.ok) return errorResult(runAsync.error);
+
+    const root = await resolveInWorkspace(workspace, '.');
+    if (!root.ok) return errorResult(root.error);
+
+    const env: NodeJS.ProcessEnv = { ...(this.options.env ?? process.env) };
+    if (sessionId !== null) env.HARNESS_SESSION_ID = String(sessionId);
+    if (userId !== null) env.HARNESS_USER_ID = String(userId);
+    const run = () => this.spawnCommand(command.value, root.path, env, timeout.value ?? this.timeoutMs);
+
+    if (!runAsync.value) return run();
+    const background = this.options.background;
+    if (!background) return errorResult('async shell commands are not available on this server');
+    if (sessionId === null) return errorResult('async shell commands need a session');
+    const taskId = background.start(sessionId, `shell: ${command.value}`, run());
+    return jsonResult({
+      status: 'started',
+      task_id: taskId,
+      message: 'The command runs in the background; its result arrives with a later round.',
+    });
+  }
+
+  /** Never rejects: a spawn failure becomes an error result. */
+  private spawnCommand(command: string, cwd: string, env: NodeJS.ProcessEnv, timeoutMs: number): Promise<string> {
+    return new Promise((resolve) => {
+      const child = spawn('/bin/sh', ['-c', command], { cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+      const stdout = new CappedOutput(this.maxOutputBytes);
+      const stderr = new CappedOutput(this.maxOutputBytes);
+      child.stdout.on('data', (chunk: Buffer) => stdout.add(chunk));
+      child.stderr.on('data', (chunk: Buffer) => stderr.add(chunk));
+
+      let timedOut = false;
+      const timer = setTimeout(() => {
+        timedOut = true;
+        killGroup(child.pid);
+      }, timeoutMs);
+      timer.unref();
+
+      // A command that leaves a background job holding its stdout/stderr (`server &`) would keep
+      // 'close' from firing; once the shell itself has exited, stop waiting for that output.
+      child.on('exit', () => {
+        const grace = setTimeout(() => {
+          child.stdout.destroy();
+          child.stderr.destroy();
+        }, EXIT_OUTPUT_GRACE_MS);
+        grace.unref();
+        child.on('close', () => clearTimeout(grace));
+      });
+      child.on('error', (error) => {
+        clearTimeout(timer);
+        resolve(errorResult(`could not start /bin/sh: ${messageOf(error)}`));
+      });
+      child.on('close', (code, signal) => {
+        clearTimeout(timer);
+        const result: ShellResult = {
+          exit_code: timedOut ? SHELL_TIMEOUT_EXIT_CODE : exitCode(code, signal),
+          stdout: stdout.text(),
+          stderr: stderr.text(),
+        };
+        if (timedOut) result.timed_out = true;
+        if (stdout.truncated || stderr.truncated) result.truncated = true;
+        resolve(JSON.stringify(result));
+      });
+    });
+  }
+}
+
+function exitCode(code: number | null, signal: NodeJS.Signals | null): number {
+  if (code !== null) return code;
+  const number = signal ? osConstants.signals[signal] : undefined;
+  return number ? 128 + number : 1;
+}
+
+function killGroup(pid: number | undefined): void {
+  if (pid === undefined) return;
+  try {
+    process.kill(-pid, 'SIGKILL');
+  } catch {
+    // the group is already gone
+  }
+}
+
+/** Keeps the first `maxBytes` of a stream and counts the rest. */
+class CappedOutput {
+  private readonly chunks: Buffer[] = [];
+  private kept = 0;
+  private dropped = 0;
+
+  constructor(private readonly maxBytes: number) {}
+
+  get truncated(): boolean {
+    return this.dropped > 0;
+  }
+
+  add(chunk: Buffer): void {
+    const room = this.maxBytes - this.kept;
+    if (room >= chunk.length) {
+      this.chunks.push(chunk);
+      this.kept += chunk.length;
+      return;
+    }
+    if (room > 0) {
+      this.chunks.push(chunk.subarray(0, room));
+      this.kept += room;
+    }
+    this.dropped += chunk.length - Math.max(room, 0);
+  }
+
+  text(): string {
+    const text = Buffer.concat(this.chunks).toString('utf8');
+    return this.dropped > 0 ? `${text}\n[output truncated: ${this.dropped} more bytes]` : text;
+  }
+}

@@ -1,0 +1,67 @@
+import * as fs from 'node:fs/promises';
+import * as path from 'node:path';
+
+import { requireString } from '../tool-arguments';
+import { resolveInWorkspace } from '../workspace-path';
+import { describeFsError } from './fs-error-message';
+import { errorResult, jsonResult } from './json-result';
+import { WorkspaceTool } from './workspace-tool';
+
+/**
+ * `write_file {path, content}`: creates or overwrites a workspace file, creating missing parent
+ * directories (inside the workspace). Result: `{"path","bytes"}` with the workspace-relative path
+ * and the UTF-8 size written.
+ */
+export class WriteFileTool extends WorkspaceTool {
+  getName(): string {
+    return 'write_file';
+  }
+
+  getDescription(): string {
+    return (
+      'Create or overwrite a file in the workspace with the given content. Missing parent directories ' +
+      'are created. To change part of an existing file prefer edit_file.'
+    );
+  }
+
+  getInputSchema(): Record<string, unknown> {
+    return {
+      type: 'object',
+      properties: {
+        path: { type: 'string', description: 'File path relative to the workspace root.' },
+        content: { type: 'string', description: 'The complete new content of the file.' },
+      },
+      required: ['path', 'content'],
+      additionalProperties: false,
+    };
+  }
+
+  override getOutputSchema(): Record<string, unknown> {
+    return {
+      type: 'object',
+      properties: {
+        path: { type: 'string', description: 'The written file, relative to the workspace root.' },
+        bytes: { type: 'integer', description: 'Size of the written content in bytes (UTF-8).' },
+      },
+      required: ['path', 'bytes'],
+    };
+  }
+
+  protected async run(args: Record<string, unknown>, workspace: string): Promise<string> {
+    const pathArg = requireString(args, 'path');
+    if (!pathArg.ok) return errorResult(pathArg.error);
+    const content = requireString(args, 'content', { allowEmpty: true });
+    if (!content.ok) return errorResult(content.error);
+
+    const resolved = await resolveInWorkspace(workspace, pathArg.value);
+    if (!resolved.ok) return errorResult(resolved.error);
+    if (resolved.relativePath === '.') return errorResult('path must name a file, not the workspace itself');
+    try {
+      await fs.mkdir(path.dirname(resolved.path), { recursive: true });
+      await fs.writeFile(resolved.path, content.value, 'utf8');
+    } catch (error) {
+      return errorResult(describeFsError(error, resolved.relativePath));
+    }
+    return jsonResult({ path: resolved.relativePath, bytes: Buffer.byteLength(content.value, 'utf8') });
+  }
+}

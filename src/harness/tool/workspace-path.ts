@@ -1,0 +1,105 @@
+import * as fs from 'node:fs/promises';
+import * as path from 'node:path';
+
+/** Outcome of `resolveInWorkspace`. */
+export type WorkspacePathResult =
+  | {
+      ok: true;
+      /** Absolute path with every existing symlink resolved; inside `workspace`. */
+      path: string;
+      /** The workspace's own real path (symlinks in it resolved). */
+      workspace: string;
+      /** `path` relative to `workspace`, with `/` separators; `.` for the workspace itself. */
+      relativePath: string;
+    }
+  | { ok: false; error: string };
+
+/** More links than this while resolving one path is treated as a loop. */
+const MAX_SYMLINK_HOPS = 40;
+
+/**
+ * Resolves a path a model gave relative to the session workspace and confines it there.
+ *
+ * Refused: a missing workspace, an absolute path, a path whose `..` leads out, and a path any of
+ * whose components is a symlink ending outside the workspace — including a symlinked parent
+ * directory and a dangling symlink (whose target would be created outside on write). The part
+ * of the path that exists is resolved with `fs.realpath`; dangling links are followed by hand.
+ * The path need not exist. The returned path is the resolved one, so callers act on what was
+ * checked; a symlink swapped in between the check and the use is not guarded against.
+ */
+export async function resolveInWorkspace(
+  workspace: string | null | undefined,
+  relativePath: string,
+): Promise<WorkspacePathResult> {
+  if (typeof workspace !== 'string' || workspace.trim() === '') {
+    return { ok: false, error: 'no workspace is set for this session' };
+  }
+  if (typeof relativePath !== 'string') return { ok: false, error: 'path must be a string' };
+  if (relativePath === '') return { ok: false, error: 'path must not be empty' };
+  if (relativePath.includes('\0')) return { ok: false, error: 'path must not contain NUL characters' };
+  if (path.isAbsolute(relativePath)) {
+    return { ok: false, error: `absolute paths are not allowed ('${relativePath}'); give a path relative to the workspace` };
+  }
+
+  let root: string;
+  try {
+    root = await fs.realpath(workspace);
+  } catch {
+    return { ok: false, error: 'the session workspace does not exist' };
+  }
+
+  const lexical = path.resolve(root, relativePath);
+  if (!isInside(root, lexical)) {
+    return { ok: false, error: `path '${relativePath}' is outside the workspace` };
+  }
+
+  let real: string;
+  try {
+    real = await resolveExisting(lexical, 0);
+  } catch (error) {
+    if (error instanceof SymlinkLoopError) return { ok: false, error: `path '${relativePath}' has a symlink loop` };
+    const reason = error instanceof Error ? error.message : String(error);
+    return { ok: false, error: `cannot resolve path '${relativePath}': ${reason}` };
+  }
+  if (!isInside(root, real)) {
+    return { ok: false, error: `path '${relativePath}' leads outside the workspace through a symlink` };
+  }
+  return { ok: true, path: real, workspace: root, relativePath: toRelative(root, real) };
+}
+
+/** `true` when `candidate` is `root` or below it (both absolute and normalised). */
+export function isInside(root: string, candidate: string): boolean {
+  const relative = path.relative(root, candidate);
+  return relative === '' || (relative !== '..' && !relative.startsWith(`..${path.sep}`) && !path.isAbsolute(relative));
+}
+
+/** `target` relative to `root` with `/` separators, `.` for the root itself. */
+export function toRelative(root: string, target: string): string {
+  const relative = path.relative(root, target);
+  return relative === '' ? '.' : relative.split(path.sep).join('/');
+}
+
+class SymlinkLoopError extends Error {}
+
+/**
+ * Real path of `target`: `realpath` where the path exists; otherwise the real path of its
+ * parent plus the missing name, following a dangling symlink to where it points.
+ */
+async function resolveExisting(target: string, hops: number): Promise<string> {
+  if (hops > MAX_SYMLINK_HOPS) throw new SymlinkLoopError();
+  try {
+    return await fs.realpath(target);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ELOOP') throw new SymlinkLoopError();
+    if (code !== 'ENOENT' && code !== 'ENOTDIR') throw error;
+  }
+  const entry = await fs.lstat(target).catch(() => null);
+  if (entry?.isSymbolicLink()) {
+    const link = await fs.readlink(target);
+    return resolveExisting(path.resolve(path.dirname(target), link), hops + 1);
+  }
+  const parent = path.dirname(target);
+  if (parent === target) return target;
+  return path.join(await resolveExisting(parent, hops), path.basename(target));
+}
