@@ -1,0 +1,61 @@
+import { Logger, Module, type DynamicModule, type OnApplicationShutdown } from '@nestjs/common';
+import { APP_FILTER, APP_GUARD, Reflector } from '@nestjs/core';
+import { createHarnessComponents, type HarnessComponents } from './harness-components';
+import type { HarnessConfig } from './config/harness-config';
+import { LocalToolSessionRegistry } from './harness/local/local-tool-session-registry';
+import { AskUserQuestionsRegistry } from './harness/tool/ask-user-questions-registry';
+import { TokenAuthenticator } from './session/auth/token-authenticator';
+import { BearerAuthGuard } from './session/http/auth.guard';
+import { HarnessExceptionFilter } from './session/http/harness-exception.filter';
+import { HealthController } from './session/http/health.controller';
+import { SessionsController } from './session/http/sessions.controller';
+import { ToolsController } from './session/http/tools.controller';
+import { RunService } from './session/run/run.service';
+import { SessionService } from './session/session-service';
+import { ToolCatalog } from './session/tool-catalog';
+import { StreamingGateway } from './session/ws/streaming.gateway';
+import { StreamingWsRegistry } from './session/ws/streaming-ws-registry';
+
+const COMPONENTS = Symbol('HarnessComponents');
+
+/** Closes what the process opened, in order: runs first, then MCP servers, then the database. */
+class HarnessShutdown implements OnApplicationShutdown {
+  private readonly logger = new Logger('Shutdown');
+  constructor(private readonly components: HarnessComponents) {}
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.components.runs.shutdown().catch((error: unknown) => this.logger.warn(`runs: ${String(error)}`));
+    await this.components.mcp?.closeAll().catch((error: unknown) => this.logger.warn(`MCP: ${String(error)}`));
+    this.components.database.close();
+  }
+}
+
+/** Wires the harness classes (plain TypeScript) into Nest: HTTP controllers, the gateway, the guard. */
+@Module({})
+export class AppModule {
+  static forRoot(config: HarnessConfig): DynamicModule {
+    const from = <T>(pick: (components: HarnessComponents) => T) => ({ useFactory: pick, inject: [COMPONENTS] });
+    return {
+      module: AppModule,
+      controllers: [HealthController, SessionsController, ToolsController],
+      providers: [
+        { provide: COMPONENTS, useFactory: () => createHarnessComponents(config) },
+        { provide: TokenAuthenticator, ...from((c) => c.authenticator) },
+        { provide: SessionService, ...from((c) => c.sessions) },
+        { provide: RunService, ...from((c) => c.runs) },
+        { provide: ToolCatalog, ...from((c) => c.toolCatalog) },
+        { provide: StreamingWsRegistry, ...from((c) => c.wsRegistry) },
+        { provide: LocalToolSessionRegistry, ...from((c) => c.localSessions) },
+        { provide: AskUserQuestionsRegistry, ...from((c) => c.askUserQuestions) },
+        { provide: HarnessShutdown, ...from((c) => new HarnessShutdown(c)) },
+        {
+          provide: APP_GUARD,
+          useFactory: (authenticator: TokenAuthenticator, reflector: Reflector) => new BearerAuthGuard(authenticator, reflector),
+          inject: [TokenAuthenticator, Reflector],
+        },
+        { provide: APP_FILTER, useClass: HarnessExceptionFilter },
+        StreamingGateway,
+      ],
+    };
+  }
+}

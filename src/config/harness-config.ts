@@ -1,0 +1,105 @@
+import { randomBytes } from 'node:crypto';
+import * as path from 'node:path';
+
+/** Everything the server reads from its environment (interface.md, "Process and configuration"). */
+export interface HarnessConfig {
+  host: string;
+  port: number;
+  dbPath: string;
+  workspaceRoot: string;
+  /** token → user id */
+  tokens: Map<string, number>;
+  /** Set when no HARNESS_TOKENS was given: the one token the server made for user 1. */
+  generatedToken: string | null;
+  mcpConfigPath: string | null;
+  cloudShell: boolean;
+  llm: {
+    protocol: string;
+    baseUrl: string | null;
+    apiKey: string | null;
+    model: string;
+    /** LLM_SCRIPT as given: a path to a JSON file, inline JSON, or null for the bundled scenario. */
+    script: string | null;
+  };
+}
+
+/** A configuration value that cannot be used; the message names the variable. */
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+  constructor(
+    readonly variable: string,
+    message: string,
+  ) {
+    super(`${variable}: ${message}`);
+  }
+}
+
+export function loadHarnessConfig(env: NodeJS.ProcessEnv = process.env): HarnessConfig {
+  const { tokens, generatedToken } = readTokens(env.HARNESS_TOKENS);
+  const baseUrl = nonEmpty(env.LLM_BASE_URL);
+  return {
+    host: nonEmpty(env.HOST) ?? '127.0.0.1',
+    port: readPort(env.PORT),
+    dbPath: readPath(env.HARNESS_DB, './data/harness.db'),
+    workspaceRoot: path.resolve(nonEmpty(env.HARNESS_WORKSPACE_ROOT) ?? './data/workspaces'),
+    tokens,
+    generatedToken,
+    mcpConfigPath: nonEmpty(env.HARNESS_MCP_CONFIG),
+    cloudShell: readSwitch('HARNESS_CLOUD_SHELL', env.HARNESS_CLOUD_SHELL),
+    llm: {
+      protocol: nonEmpty(env.LLM_PROTOCOL) ?? (baseUrl ? 'openai' : 'scripted'),
+      baseUrl,
+      apiKey: nonEmpty(env.LLM_API_KEY),
+      model: nonEmpty(env.LLM_MODEL) ?? (baseUrl ? 'gpt-4o-mini' : 'scripted'),
+      script: nonEmpty(env.LLM_SCRIPT),
+    },
+  };
+}
+
+function nonEmpty(value: string | undefined): string | null {
+  const trimmed = value?.trim();
+  return trimmed ? trimmed : null;
+}
+
+function readPort(value: string | undefined): number {
+  const text = nonEmpty(value);
+  if (text === null) return 3000;
+  const port = Number(text);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    throw new ConfigError('PORT', `expected a port number from 0 to 65535, got '${text}'`);
+  }
+  return port;
+}
+
+function readPath(value: string | undefined, fallback: string): string {
+  const text = nonEmpty(value) ?? fallback;
+  return text === ':memory:' ? text : path.resolve(text);
+}
+
+function readSwitch(variable: string, value: string | undefined): boolean {
+  const text = (nonEmpty(value) ?? 'off').toLowerCase();
+  if (['on', 'true', '1', 'yes'].includes(text)) return true;
+  if (['off', 'false', '0', 'no'].includes(text)) return false;
+  throw new ConfigError(variable, `expected 'on' or 'off', got '${value}'`);
+}
+
+function readTokens(value: string | undefined): { tokens: Map<string, number>; generatedToken: string | null } {
+  const text = nonEmpty(value);
+  if (text === null) {
+    const token = randomBytes(24).toString('base64url');
+    return { tokens: new Map([[token, 1]]), generatedToken: token };
+  }
+  const tokens = new Map<string, number>();
+  for (const pair of text.split(',').map((part) => part.trim()).filter(Boolean)) {
+    const at = pair.lastIndexOf('=');
+    const token = at > 0 ? pair.slice(0, at).trim() : '';
+    const userId = Number(at > 0 ? pair.slice(at + 1).trim() : NaN);
+    if (!token || !Number.isInteger(userId) || userId <= 0) {
+      throw new ConfigError('HARNESS_TOKENS', `expected comma-separated 'token=userId' pairs, got '${pair}'`);
+    }
+    if (tokens.has(token)) throw new ConfigError('HARNESS_TOKENS', 'a token is listed twice');
+    tokens.set(token, userId);
+  }
+  if (tokens.size === 0) throw new ConfigError('HARNESS_TOKENS', 'no token given');
+  return { tokens, generatedToken: null };
+}

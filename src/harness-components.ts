@@ -1,0 +1,131 @@
+import * as fs from 'node:fs';
+import { AgentLoop } from './harness/core/agent-loop';
+import { BackgroundTaskManager } from './harness/core/background-task-manager';
+import type { LlmModelConfig } from './harness/llm/chat-request';
+import type { LlmAdapter } from './harness/llm/llm-adapter';
+import { OpenAiLlmAdapter } from './harness/llm/openai-llm-adapter';
+import { loadScenarioFile, parseScenario, ScriptedLlmAdapter } from './harness/llm/scripted-llm-adapter';
+import { ApprovalRegistry } from './harness/local/approval-registry';
+import { LocalToolExecutor } from './harness/local/local-tool-executor';
+import { LocalToolSessionRegistry } from './harness/local/local-tool-session-registry';
+import { McpClientManager } from './harness/mcp/mcp-client-manager';
+import { loadMcpConfigFile, type McpServerConfig } from './harness/mcp/mcp-server-config';
+import { AskUserQuestionsRegistry } from './harness/tool/ask-user-questions-registry';
+import { DangerAssessor, LlmDangerClassifierModel } from './harness/tool/danger-assessor';
+import { createBuiltinTools } from './harness/tool/impl/builtin-tools';
+import { ToolDispatcher } from './harness/tool/tool-dispatcher';
+import { ToolRegistry } from './harness/tool/tool-registry';
+import type { HarnessConfig } from './config/harness-config';
+import { demoScenario } from './demo/demo-scenario';
+import { TokenAuthenticator } from './session/auth/token-authenticator';
+import { ActivityRepository } from './session/persistence/activity-repository';
+import { HarnessDatabase } from './session/persistence/harness-database';
+import { MessageRepository } from './session/persistence/message-repository';
+import { SessionRepository } from './session/persistence/session-repository';
+import { SqliteTaskStore } from './session/persistence/sqlite-task-store';
+import { RunService } from './session/run/run.service';
+import { SessionToolProvider } from './session/run/session-tool-provider';
+import { SessionService } from './session/session-service';
+import { ToolCatalog } from './session/tool-catalog';
+import { StreamingWsRegistry } from './session/ws/streaming-ws-registry';
+
+/** Every long-lived object of the server, built once from the configuration. */
+export interface HarnessComponents {
+  config: HarnessConfig;
+  database: HarnessDatabase;
+  authenticator: TokenAuthenticator;
+  registry: ToolRegistry;
+  dispatcher: ToolDispatcher;
+  mcp: McpClientManager | null;
+  llm: LlmAdapter;
+  modelConfig: LlmModelConfig;
+  sessions: SessionService;
+  runs: RunService;
+  toolCatalog: ToolCatalog;
+  wsRegistry: StreamingWsRegistry;
+  localSessions: LocalToolSessionRegistry;
+  askUserQuestions: AskUserQuestionsRegistry;
+}
+
+/** Builds the server's object graph: plain classes, constructor injection, no Nest. */
+export function createHarnessComponents(config: HarnessConfig): HarnessComponents {
+  const mcpServers: McpServerConfig[] = config.mcpConfigPath ? loadMcpConfigFile(config.mcpConfigPath) : [];
+  fs.mkdirSync(config.workspaceRoot, { recursive: true });
+  const database = new HarnessDatabase(config.dbPath);
+  const sessionRepository = new SessionRepository(database);
+  const messages = new MessageRepository(database);
+  const activities = new ActivityRepository(database);
+  const backgroundTasks = new BackgroundTaskManager();
+  const registry = new ToolRegistry(
+    createBuiltinTools({ taskStore: new SqliteTaskStore(database), shell: { enabled: config.cloudShell, background: backgroundTasks, env: shellEnvironment(process.env) } }),
+  );
+  const llm = createLlmAdapter(config);
+  const modelConfig: LlmModelConfig = {
+    protocol: config.llm.protocol,
+    baseUrl: config.llm.baseUrl,
+    apiKey: config.llm.apiKey,
+    model: config.llm.model,
+  };
+  const localSessions = new LocalToolSessionRegistry();
+  const askUserQuestions = new AskUserQuestionsRegistry();
+  const dispatcher = new ToolDispatcher({
+    registry,
+    localExecutor: new LocalToolExecutor(localSessions, new ApprovalRegistry()),
+    localSessions,
+    askUserQuestions,
+    dangerAssessor: new DangerAssessor(new LlmDangerClassifierModel(llm)),
+    permissionLookup: sessionRepository,
+    backgroundTasks,
+  });
+  const mcp = mcpServers.length > 0 ? new McpClientManager(mcpServers) : null;
+  const sessionTools = new SessionToolProvider(mcp);
+  const sessions = new SessionService({
+    sessions: sessionRepository,
+    messages,
+    activities,
+    workspaceRoot: config.workspaceRoot,
+    builtinToolNames: () => registry.names(),
+    mcpServers,
+  });
+  const wsRegistry = new StreamingWsRegistry();
+  const runs = new RunService({
+    agentLoop: new AgentLoop({ llm, dispatcher, registry, backgroundTasks }),
+    sessions,
+    messages,
+    activities,
+    wsRegistry,
+    localSessions,
+    askUserQuestions,
+    sessionTools,
+    modelConfig,
+  });
+  return {
+    config,
+    database,
+    authenticator: new TokenAuthenticator(config.tokens),
+    registry,
+    dispatcher,
+    mcp,
+    llm,
+    modelConfig,
+    sessions,
+    runs,
+    toolCatalog: new ToolCatalog(registry, sessionTools),
+    wsRegistry,
+    localSessions,
+    askUserQuestions,
+  };
+}
+
+function createLlmAdapter(config: HarnessConfig): LlmAdapter {
+  if (config.llm.protocol !== 'scripted') return new OpenAiLlmAdapter();
+  const script = config.llm.script;
+  const scenario = script === null ? demoScenario() : script.startsWith('{') ? parseScenario(JSON.parse(script)) : loadScenarioFile(script);
+  return new ScriptedLlmAdapter(scenario);
+}
+
+/** The server's environment without its own secrets: commands the model runs must not read them. */
+function shellEnvironment(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const secret = /^(LLM_|HARNESS_)|API_KEY|TOKEN|SECRET|PASSWORD/i;
+  return Object.fromEntries(Object.entries(env).filter(([name]) => !secret.test(name)));
+}

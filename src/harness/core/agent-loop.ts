@@ -1,0 +1,408 @@
+import type { ChatMessage, ChatRequest, ChatUsage, StreamChunk, ToolCall, ToolDefinition } from '../llm/chat-request';
+import type { LlmAdapter } from '../llm/llm-adapter';
+import type { Tool } from '../tool/tool';
+import { ToolCallContext } from '../tool/tool-call-context';
+import type { ToolDispatcher } from '../tool/tool-dispatcher';
+import type { ToolRegistry } from '../tool/tool-registry';
+import type { AgentEventListener } from './agent-event-listener';
+import type { AgentExecutionContext } from './agent-execution-context';
+import type { BackgroundTaskManager, BackgroundTaskResult } from './background-task-manager';
+import { ToolCallAccumulator } from './tool-call-accumulator';
+
+/** Where a run's new messages are stored, as they happen. */
+export interface AgentRunPersistence {
+  /** Each model answer, with its tool calls. */
+  saveAssistantMessage(message: ChatMessage): void | Promise<void>;
+  /**
+   * The messages the loop adds beside the model's answers, once per batch in conversation order:
+   * the `role: 'tool'` results of a round (one call per round, in call order), and the `role: 'user'`
+   * messages that carry finished background tasks into the conversation.
+   */
+  saveToolMessages(messages: ChatMessage[]): void | Promise<void>;
+}
+
+/** How a run ended. */
+export interface AgentRunOutcome {
+  status: 'completed' | 'cancelled' | 'error' | 'max_rounds';
+  /** Model calls made (a call aborted mid-stream counts). */
+  rounds: number;
+  /** What went wrong, for `error` and `max_rounds`. */
+  error?: string;
+  /** Token usage summed over the rounds that reported it. */
+  usage?: ChatUsage;
+}
+
+export interface AgentLoopLogger {
+  warn(message: string): void;
+}
+
+export interface AgentLoopDeps {
+  llm: LlmAdapter;
+  dispatcher: ToolDispatcher;
+  registry: ToolRegistry;
+  /** Source of finished background jobs, injected at the start of each round. */
+  backgroundTasks?: BackgroundTaskManager | null;
+  /** Receives listener failures; defaults to the console. */
+  logger?: AgentLoopLogger;
+}
+
+/** The content a call gets when the run is cancelled before the call finishes. */
+export const TOOL_CANCELLED_RESULT = 'Tool execution cancelled: the run was cancelled before the tool finished';
+
+const ABORTED = Symbol('aborted');
+
+const consoleLogger: AgentLoopLogger = { warn: (message) => console.warn(message) };
+
+/** A model round as the stream delivered it. */
+type StreamedRound =
+  | { kind: 'answer'; message: ChatMessage; toolCalls: ToolCall[]; usage: ChatUsage | null }
+  | { kind: 'cancelled'; partialContent: string; usage: ChatUsage | null }
+  | { kind: 'failed'; error: string };
+
+/**
+ * Runs an agent: a model round, then the round's tool calls (concurrently, each under its own
+ * `ToolCallContext`), their results appended in call order, and again, until the model answers
+ * without calling tools, the run is cancelled, or `maxRounds` is reached.
+ */
+export class AgentLoop {
+  private readonly llm: LlmAdapter;
+  private readonly dispatcher: ToolDispatcher;
+  private readonly registry: ToolRegistry;
+  private readonly backgroundTasks: BackgroundTaskManager | null;
+  private readonly logger: AgentLoopLogger;
+
+  constructor(deps: AgentLoopDeps) {
+    this.llm = deps.llm;
+    this.dispatcher = deps.dispatcher;
+    this.registry = deps.registry;
+    this.backgroundTasks = deps.backgroundTasks ?? null;
+    this.logger = deps.logger ?? consoleLogger;
+  }
+
+  /**
+   * Runs `context` to its end. Never rejects: a model failure, a store failure or too many rounds
+   * is reported to `listener.onError` and in the outcome; a cancelled or completed run ends with
+   * `listener.onMessageEnd`.
+   */
+  async execute(
+    context: AgentExecutionContext,
+    listener: AgentEventListener,
+    persistence?: AgentRunPersistence,
+  ): Promise<AgentRunOutcome> {
+    const notify = this.notifierFor(listener);
+    let usage: ChatUsage | null = null;
+    let rounds = 0;
+
+    const end = (status: 'completed' | 'cancelled'): AgentRunOutcome => {
+      notify('onMessageEnd', (l) => l.onMessageEnd(usage));
+      return withUsage({ status, rounds }, usage);
+    };
+    const fail = (status: 'error' | 'max_rounds', error: string): AgentRunOutcome => {
+      notify('onError', (l) => l.onError(error));
+      return withUsage({ status, rounds, error }, usage);
+    };
+
+    try {
+      while (rounds < context.maxRounds) {
+        if (context.isCancelled) return end('cancelled');
+        await this.injectBackgroundResults(context, persistence);
+
+        rounds++;
+        const streamed = await this.streamRound(context, notify, rounds);
+        if (streamed.kind === 'failed') return fail('error', streamed.error);
+        usage = addUsage(usage, streamed.usage);
+        if (streamed.kind === 'cancelled') {
+          // What the user already saw stays in the conversation; unfinished tool calls do not.
+          if (streamed.partialContent !== '') {
+            const partial: ChatMessage = { role: 'assistant', content: streamed.partialContent };
+            context.addMessage(partial);
+            await save(() => persistence?.saveAssistantMessage(partial));
+          }
+          return end('cancelled');
+        }
+
+        const answer = streamed.message;
+        context.addMessage(answer);
+        await save(() => persistence?.saveAssistantMessage(answer));
+        if (streamed.toolCalls.length === 0) return end('completed');
+
+        await this.executeToolCalls(context, streamed.toolCalls, notify, persistence);
+      }
+      if (context.isCancelled) return end('cancelled');
+      return fail('max_rounds', `The run stopped after the maximum of ${context.maxRounds} rounds`);
+    } catch (error) {
+      // Model and tool failures are values by now; what lands here is a store that failed or a
+      // session tool whose definition cannot be read.
+      return fail('error', errorMessage(error));
+    }
+  }
+
+  /** The tools offered to the model: allowed registry tools, then allowed session tools. */
+  private buildToolDefinitions(context: AgentExecutionContext): ToolDefinition[] {
+    const offered: Tool[] = this.registry.list().filter((tool) => context.isToolAllowed(tool.getName()));
+    const names = new Set(offered.map((tool) => tool.getName()));
+    for (const tool of context.sessionTools) {
+      const name = tool.getName();
+      // The dispatcher looks in the registry first, so a same-named session tool is unreachable.
+      if (names.has(name) || !context.isToolAllowed(name)) continue;
+      names.add(name);
+      offered.push(tool);
+    }
+    return offered.map((tool) => ({
+      type: 'function',
+      function: { name: tool.getName(), description: tool.getDescription(), parameters: tool.getInputSchema() },
+    }));
+  }
+
+  /**
+   * Runs every call of a round concurrently, each inside `ToolCallContext.run(callId, …)`, and
+   * applies the results in the round's order: to the conversation, to the listener, then to the
+   * store in one batch. On cancellation, calls still running get `TOOL_CANCELLED_RESULT`, so each
+   * call of the stored assistant message still has its tool message.
+   */
+  private async executeToolCalls(
+    context: AgentExecutionContext,
+    toolCalls: ToolCall[],
+    notify: Notifier,
+    persistence?: AgentRunPersistence,
+  ): Promise<void> {
+    // A run cancelled as the answer ended starts none of its calls.
+    const running = toolCalls.map((call) =>
+      context.isCancelled ? null : trackSettlement(ToolCallContext.run(call.id, () => this.dispatchTool(context, call))),
+    );
+    const toolMessages: ChatMessage[] = [];
+    for (const [position, call] of toolCalls.entries()) {
+      const raw = await resultOrAbort(running[position], context.signal);
+      const content = raw === ABORTED ? TOOL_CANCELLED_RESULT : this.processToolResult(call.function.name, raw);
+      toolMessages.push(context.addToolResult(call.id, call.function.name, content));
+      notify('onToolCallResult', (l) => l.onToolCallResult(call.id, content));
+    }
+    await save(() => persistence?.saveToolMessages(toolMessages));
+  }
+
+  /**
+   * Runs one call through the dispatcher. Never rejects: a tool outside the allowed set and a
+   * thrown error both become a `Tool execution failed: …` result the model can read.
+   */
+  private async dispatchTool(context: AgentExecutionContext, call: ToolCall): Promise<string> {
+    const name = call.function.name;
+    if (!context.isToolAllowed(name)) {
+      return `Tool execution failed: tool '${name}' is not in the allowed tool set`;
+    }
+    try {
+      return await this.dispatcher.dispatch(
+        name,
+        call.function.arguments,
+        context.executionMode,
+        context.sessionId,
+        context.userId,
+        context.workspace,
+        context.permissionLevel,
+        context.modelConfig,
+        context.sessionTools,
+        context.executionUserId,
+      );
+    } catch (error) {
+      return `Tool execution failed: ${errorMessage(error)}`;
+    }
+  }
+
+  /**
+   * The content the model receives for a result. Tools are typed to return strings; anything
+   * else a tool hands back (an object, `undefined`) is turned into text rather than passed on.
+   */
+  private processToolResult(_toolName: string, result: unknown): string {
+    if (typeof result === 'string') return result;
+    if (result === undefined || result === null) return '';
+    try {
+      return JSON.stringify(result) ?? String(result);
+    } catch {
+      return String(result);
+    }
+  }
+
+  private async injectBackgroundResults(context: AgentExecutionContext, persistence?: AgentRunPersistence): Promise<void> {
+    if (!this.backgroundTasks || context.sessionId === null) return;
+    const finished = this.backgroundTasks.drainCompleted(context.sessionId);
+    if (finished.length === 0) return;
+    const messages = finished.map(backgroundResultMessage);
+    for (const message of messages) context.addMessage(message);
+    await save(() => persistence?.saveToolMessages(messages));
+  }
+
+  private async streamRound(context: AgentExecutionContext, notify: Notifier, round: number): Promise<StreamedRound> {
+    const request: ChatRequest = {
+      messages: [...context.messages],
+      sessionId: context.sessionId,
+    };
+    const tools = this.buildToolDefinitions(context);
+    if (tools.length > 0) request.tools = tools;
+
+    let content = '';
+    let thinking = '';
+    let thinkingOpen = false;
+    let usage: ChatUsage | null = null;
+    const closeThinking = (): void => {
+      if (!thinkingOpen) return;
+      thinkingOpen = false;
+      notify('onThinkingEnd', (l) => l.onThinkingEnd?.());
+    };
+    const accumulator = new ToolCallAccumulator({
+      onStart: (id, name, args) => notify('onToolCallStart', (l) => l.onToolCallStart(id, name, args)),
+      onArgumentsDelta: (id, fragment) => notify('onToolCallArgsDelta', (l) => l.onToolCallArgsDelta?.(id, fragment)),
+    });
+
+    const handle = (chunk: StreamChunk): void => {
+      if (chunk.thinkingDelta) {
+        if (!thinkingOpen) {
+          thinkingOpen = true;
+          notify('onThinkingStart', (l) => l.onThinkingStart?.());
+        }
+        thinking += chunk.thinkingDelta;
+        const delta = chunk.thinkingDelta;
+        notify('onThinkingDelta', (l) => l.onThinkingDelta?.(delta));
+      }
+      if (chunk.contentDelta) {
+        closeThinking();
+        content += chunk.contentDelta;
+        const delta = chunk.contentDelta;
+        notify('onContentDelta', (l) => l.onContentDelta(delta));
+      }
+      if (chunk.toolCallDeltas && chunk.toolCallDeltas.length > 0) {
+        closeThinking();
+        for (const delta of chunk.toolCallDeltas) accumulator.add(delta);
+      }
+      if (chunk.usage) usage = chunk.usage;
+    };
+
+    const signal = context.signal;
+    let iterator: AsyncIterator<StreamChunk> | undefined;
+    try {
+      iterator = this.llm.stream(request, context.modelConfig, signal)[Symbol.asyncIterator]();
+      for (;;) {
+        const next = await raceAbort(iterator.next(), signal);
+        if (next === ABORTED) {
+          // An adapter that ignores the signal must not hold the run; its late end is dropped.
+          iterator.return?.()?.catch(() => undefined);
+          closeThinking();
+          return { kind: 'cancelled', partialContent: content, usage };
+        }
+        if (next.done) break;
+        handle(next.value);
+      }
+    } catch (error) {
+      closeThinking();
+      if (signal.aborted) return { kind: 'cancelled', partialContent: content, usage };
+      return { kind: 'failed', error: errorMessage(error) };
+    }
+    closeThinking();
+
+    const toolCalls = accumulator.finish((position) => `call_${context.executionId}_${round}_${position}`);
+    const message: ChatMessage = {
+      role: 'assistant',
+      content: content !== '' ? content : toolCalls.length > 0 ? null : '',
+    };
+    if (toolCalls.length > 0) message.tool_calls = toolCalls;
+    if (thinking !== '') message.reasoning_content = thinking;
+    return { kind: 'answer', message, toolCalls, usage };
+  }
+
+  private notifierFor(listener: AgentEventListener): Notifier {
+    return (event, call) => {
+      try {
+        const returned: unknown = call(listener);
+        // A listener written as async would otherwise turn its failure into an unhandled rejection.
+        if (returned instanceof Promise) {
+          returned.catch((error: unknown) => this.logListenerFailure(event, error));
+        }
+      } catch (error) {
+        this.logListenerFailure(event, error);
+      }
+    };
+  }
+
+  private logListenerFailure(event: string, error: unknown): void {
+    try {
+      this.logger.warn(`Agent event listener failed in ${event}: ${errorMessage(error)}`);
+    } catch {
+      // A logger that throws has nowhere left to report to.
+    }
+  }
+}
+
+/** Calls one listener method; failures are logged and swallowed. */
+type Notifier = (event: keyof AgentEventListener, call: (listener: AgentEventListener) => unknown) => void;
+
+/** How a finished background job reaches the model: as a user message at the next round. */
+function backgroundResultMessage(task: BackgroundTaskResult): ChatMessage {
+  return { role: 'user', content: `Background task ${task.taskId} (${task.description}) finished: ${task.result}` };
+}
+
+/** A running call, with its result recorded as soon as it has one. */
+interface TrackedCall {
+  promise: Promise<string>;
+  settled: { value: string } | null;
+}
+
+function trackSettlement(promise: Promise<string>): TrackedCall {
+  const tracked: TrackedCall = { promise, settled: null };
+  promise.then(
+    (value) => (tracked.settled = { value }),
+    () => undefined,
+  );
+  return tracked;
+}
+
+/** A call that finished keeps its result even when the run was cancelled before it was applied. */
+async function resultOrAbort(call: TrackedCall | null, signal: AbortSignal): Promise<string | typeof ABORTED> {
+  if (call === null) return ABORTED;
+  if (call.settled) return call.settled.value;
+  return raceAbort(call.promise, signal);
+}
+
+/** Settles with `promise`, or with `ABORTED` as soon as `signal` fires; a later rejection is ignored. */
+function raceAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<T | typeof ABORTED> {
+  promise.catch(() => undefined);
+  if (signal.aborted) return Promise.resolve(ABORTED);
+  return new Promise<T | typeof ABORTED>((resolve, reject) => {
+    const onAbort = (): void => resolve(ABORTED);
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
+}
+
+/** Runs a store call; its failure ends the run, named as a store failure. */
+async function save(write: () => void | Promise<void> | undefined): Promise<void> {
+  try {
+    await write();
+  } catch (error) {
+    throw new Error(`Could not save the conversation: ${errorMessage(error)}`);
+  }
+}
+
+function addUsage(total: ChatUsage | null, round: ChatUsage | null): ChatUsage | null {
+  if (round === null) return total;
+  if (total === null) return { ...round };
+  return {
+    promptTokens: total.promptTokens + round.promptTokens,
+    completionTokens: total.completionTokens + round.completionTokens,
+    totalTokens: total.totalTokens + round.totalTokens,
+  };
+}
+
+function withUsage(outcome: AgentRunOutcome, usage: ChatUsage | null): AgentRunOutcome {
+  return usage === null ? outcome : { ...outcome, usage };
+}
+
+function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

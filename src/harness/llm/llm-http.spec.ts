@@ -1,0 +1,203 @@
+import * as http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import {
+  extractProviderMessage,
+  LlmHttpClient,
+  LlmHttpError,
+  LlmNetworkError,
+  LlmResponseError,
+  parseRetryAfter,
+  sleep,
+} from './llm-http';
+import { caught } from './testing/caught';
+import { jsonResponse, ReplayServer, sseEvent } from './testing/replay-server';
+
+const FAST = { baseDelayMs: 1 };
+
+describe('LlmHttpClient', () => {
+  let server: ReplayServer | undefined;
+  afterEach(async () => {
+    await server?.close();
+    server = undefined;
+  });
+
+  function request(url: string, signal?: AbortSignal) {
+    return { provider: 'test', url: `${url}/x`, headers: { 'x-key': 'k' }, body: { hello: 'world' }, signal };
+  }
+
+  it('posts the JSON body with the given headers', async () => {
+    server = await ReplayServer.start([jsonResponse(200, { ok: true })]);
+    const answer = await new LlmHttpClient(FAST).postJson(request(server.url));
+    expect(answer).toEqual({ ok: true });
+    const [received] = server.requests;
+    expect(received.method).toBe('POST');
+    expect(received.path).toBe('/v1/x');
+    expect(received.body).toEqual({ hello: 'world' });
+    expect(received.headers['x-key']).toBe('k');
+    expect(received.headers['content-type']).toBe('application/json');
+  });
+
+  describe('when the provider is rate-limited or failing', () => {
+    it('retries a 429 after its retry-after and then succeeds', async () => {
+      server = await ReplayServer.start([
+        jsonResponse(429, { error: { message: 'slow down' } }, { 'retry-after': '0' }),
+        jsonResponse(200, { ok: 1 }),
+      ]);
+      await expect(new LlmHttpClient(FAST).postJson(request(server.url))).resolves.toEqual({ ok: 1 });
+      expect(server.requests).toHaveLength(2);
+    });
+
+    it('retries a 5xx and then succeeds', async () => {
+      server = await ReplayServer.start([jsonResponse(502, { message: 'bad gateway' }), jsonResponse(200, { ok: 2 })]);
+      await expect(new LlmHttpClient(FAST).postJson(request(server.url))).resolves.toEqual({ ok: 2 });
+      expect(server.requests).toHaveLength(2);
+    });
+
+    it('gives up after maxAttempts with the last status and message', async () => {
+      server = await ReplayServer.start([
+        jsonResponse(503, { error: { message: 'overloaded 1' } }),
+        jsonResponse(503, { error: { message: 'overloaded 2' } }),
+        jsonResponse(200, { ok: 3 }),
+      ]);
+      const error = await caught(new LlmHttpClient({ ...FAST, maxAttempts: 2 }).postJson(request(server.url)));
+      expect(error).toBeInstanceOf(LlmHttpError);
+      expect(error.status).toBe(503);
+      expect(error.message).toBe('test: 503 Service Unavailable — overloaded 2');
+      expect(server.requests).toHaveLength(2);
+    });
+
+    it('caps a long retry-after at maxDelayMs', async () => {
+      server = await ReplayServer.start([
+        jsonResponse(429, {}, { 'retry-after': '3600' }),
+        jsonResponse(200, { ok: 4 }),
+      ]);
+      await expect(new LlmHttpClient({ ...FAST, maxDelayMs: 5 }).postJson(request(server.url))).resolves.toEqual({
+        ok: 4,
+      });
+    }, 5000);
+  });
+
+  describe('when the provider refuses the request', () => {
+    it('fails at once on a 4xx, with the provider message', async () => {
+      server = await ReplayServer.start([
+        jsonResponse(400, { error: { message: 'messages: field required', type: 'invalid_request_error' } }),
+        jsonResponse(200, {}),
+      ]);
+      const error = await caught(new LlmHttpClient(FAST).postJson(request(server.url)));
+      expect(error).toBeInstanceOf(LlmHttpError);
+      expect(error).toMatchObject({ status: 400, providerMessage: 'messages: field required', provider: 'test' });
+      expect(error.message).toBe('test: 400 Bad Request — messages: field required');
+      expect(server.requests).toHaveLength(1);
+    });
+  });
+
+  describe('when the provider cannot be reached', () => {
+    it('retries and then fails with an LlmNetworkError naming the URL', async () => {
+      const closed = http.createServer();
+      await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+      const { port } = closed.address() as AddressInfo;
+      await new Promise<void>((resolve) => closed.close(() => resolve()));
+      let calls = 0;
+      const client = new LlmHttpClient({
+        ...FAST,
+        fetchImpl: (input, init) => {
+          calls++;
+          return fetch(input, init);
+        },
+      });
+      const error = await caught(client.postJson(request(`http://127.0.0.1:${port}`)));
+      expect(error).toBeInstanceOf(LlmNetworkError);
+      expect(error.message).toContain(`request to http://127.0.0.1:${port}/x failed`);
+      expect(error.message).toContain('ECONNREFUSED');
+      expect(calls).toBe(3);
+    });
+  });
+
+  describe('when the signal fires', () => {
+    it('stops a backoff sleep at once', async () => {
+      server = await ReplayServer.start([jsonResponse(429, {}, { 'retry-after': '20' }), jsonResponse(200, {})]);
+      const controller = new AbortController();
+      const pending = new LlmHttpClient(FAST).postJson(request(server.url, controller.signal));
+      while (server.requests.length === 0) await sleep(1);
+      await sleep(5);
+      controller.abort();
+      await expect(pending).rejects.toMatchObject({ name: 'AbortError' });
+      expect(server.requests).toHaveLength(1);
+    }, 5000);
+
+    it('does not send anything when already aborted', async () => {
+      server = await ReplayServer.start([jsonResponse(200, {})]);
+      const controller = new AbortController();
+      controller.abort(new Error('stop'));
+      await expect(new LlmHttpClient(FAST).postJson(request(server.url, controller.signal))).rejects.toThrow('stop');
+      expect(server.requests).toHaveLength(0);
+    });
+  });
+
+  describe('postSse', () => {
+    it('yields the events of the body', async () => {
+      server = await ReplayServer.start([{ chunks: [sseEvent({ a: 1 }), sseEvent('[DONE]', 'end')] }]);
+      const events = [];
+      for await (const event of new LlmHttpClient(FAST).postSse(request(server.url))) events.push(event);
+      expect(events).toEqual([{ data: '{"a":1}' }, { event: 'end', data: '[DONE]' }]);
+    });
+
+    it('reports a JSON answer to a streaming request with its message', async () => {
+      server = await ReplayServer.start([jsonResponse(200, { error: { message: 'model is loading' } })]);
+      const error = await caught(async () => {
+        for await (const event of new LlmHttpClient(FAST).postSse(request(server!.url))) void event;
+      });
+      expect(error).toBeInstanceOf(LlmResponseError);
+      expect(error.message).toBe('test: expected an event stream, got JSON: model is loading');
+    });
+
+    it('turns a body cut by the server into an LlmResponseError', async () => {
+      server = await ReplayServer.start([{ chunks: [sseEvent({ a: 1 })], finish: 'destroy' }]);
+      const seen: string[] = [];
+      const error = await caught(async () => {
+        for await (const event of new LlmHttpClient(FAST).postSse(request(server!.url))) seen.push(event.data);
+      });
+      expect(error).toBeInstanceOf(LlmResponseError);
+      expect(error.message).toMatch(/^test: stream interrupted/);
+      expect(seen).toEqual(['{"a":1}']);
+    });
+
+    it('closes the connection when the consumer stops early', async () => {
+      server = await ReplayServer.start([{ chunks: [sseEvent({ a: 1 })], finish: 'hang' }]);
+      for await (const event of new LlmHttpClient(FAST).postSse(request(server.url))) {
+        expect(event.data).toBe('{"a":1}');
+        break;
+      }
+      await server.requests[0].closed;
+    }, 5000);
+  });
+});
+
+describe('parseRetryAfter', () => {
+  const now = Date.parse('2025-01-01T00:00:00Z');
+  it.each([
+    [{ 'retry-after': '2' }, 2000],
+    [{ 'retry-after': '0.5' }, 500],
+    [{ 'retry-after': 'Wed, 01 Jan 2025 00:00:07 GMT' }, 7000],
+    [{ 'retry-after': 'Tue, 31 Dec 2024 23:59:00 GMT' }, 0],
+    [{ 'retry-after-ms': '250', 'retry-after': '9' }, 250],
+    [{ 'retry-after': 'soon' }, null],
+    [{ 'retry-after': '-3' }, null],
+    [{}, null],
+  ])('reads %j as %p ms', (headers, expected) => {
+    expect(parseRetryAfter(new Headers(headers as Record<string, string>), now)).toBe(expected);
+  });
+});
+
+describe('extractProviderMessage', () => {
+  it.each([
+    ['{"error":{"message":"Invalid API key","type":"auth"}}', 'Invalid API key'],
+    ['{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}', 'invalid x-api-key'],
+    ['{"message":"model not found"}', 'model not found'],
+    ['{"error":"plain error string"}', 'plain error string'],
+    ['upstream connect error', 'upstream connect error'],
+    ['   ', null],
+  ])('reads %p', (body, expected) => {
+    expect(extractProviderMessage(body)).toBe(expected);
+  });
+});

@@ -1,0 +1,235 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import type { ChatRequest, LlmModelConfig } from './chat-request';
+import { loadScenarioFile, parseScenario, ScenarioError, ScriptedLlmAdapter, type ScriptedScenario } from './scripted-llm-adapter';
+import { caught } from './testing/caught';
+import { collectStream } from './testing/collect-stream';
+
+const CONFIG: LlmModelConfig = { protocol: 'scripted', baseUrl: null, apiKey: null, model: 'scripted' };
+
+function request(sessionId: number | null | undefined, content = 'go'): ChatRequest {
+  return { sessionId, messages: [{ role: 'user', content }] };
+}
+
+const SCENARIO: ScriptedScenario = {
+  rounds: [
+    {
+      thinking: 'I will read both files first.',
+      content: 'Reading the files now.',
+      toolCalls: [
+        { name: 'read_file', arguments: { path: 'a.txt' } },
+        { id: 'given-id', name: 'read_file', arguments: { path: 'b.txt' } },
+      ],
+    },
+    { toolCalls: [{ name: 'write_file', arguments: '{"path": "c.txt", "content": ' }] },
+    { content: 'All three files are handled.' },
+  ],
+};
+
+describe('ScriptedLlmAdapter', () => {
+  describe('stream', () => {
+    it('answers the rounds of a session in order, then "done"', async () => {
+      const adapter = new ScriptedLlmAdapter(SCENARIO);
+      const first = await collectStream(adapter.stream(request(1), CONFIG));
+      expect(first.thinking).toBe('I will read both files first.');
+      expect(first.content).toBe('Reading the files now.');
+      expect(first.toolCalls).toEqual([
+        { id: 'call_1', type: 'function', function: { name: 'read_file', arguments: '{"path":"a.txt"}' } },
+        { id: 'given-id', type: 'function', function: { name: 'read_file', arguments: '{"path":"b.txt"}' } },
+      ]);
+      expect(first.finishReason).toBe('tool_calls');
+
+      const second = await collectStream(adapter.stream(request(1), CONFIG));
+      expect(second.toolCalls).toEqual([
+        { id: 'call_2', type: 'function', function: { name: 'write_file', arguments: '{"path": "c.txt", "content": ' } },
+      ]);
+
+      const third = await collectStream(adapter.stream(request(1), CONFIG));
+      expect(third).toMatchObject({ content: 'All three files are handled.', toolCalls: [], finishReason: 'stop' });
+
+      for (let i = 0; i < 2; i++) {
+        const after = await collectStream(adapter.stream(request(1), CONFIG));
+        expect(after).toMatchObject({ content: 'done', toolCalls: [], finishReason: 'stop' });
+      }
+    });
+
+    it('keeps a separate position per session, and one for requests without a session', async () => {
+      const adapter = new ScriptedLlmAdapter(SCENARIO);
+      await collectStream(adapter.stream(request(1), CONFIG));
+      await collectStream(adapter.stream(request(1), CONFIG));
+      expect((await collectStream(adapter.stream(request(2), CONFIG))).content).toBe('Reading the files now.');
+      expect((await collectStream(adapter.stream(request(undefined), CONFIG))).content).toBe('Reading the files now.');
+      expect((await collectStream(adapter.stream(request(null), CONFIG))).toolCalls[0].function.name).toBe('write_file');
+      expect((await collectStream(adapter.stream(request(1), CONFIG))).content).toBe('All three files are handled.');
+    });
+
+    it('streams in several chunks the way a provider does', async () => {
+      const adapter = new ScriptedLlmAdapter(SCENARIO);
+      const { chunks } = await collectStream(adapter.stream(request(1), CONFIG));
+      expect(chunks.filter((c) => c.thinkingDelta).length).toBeGreaterThan(1);
+      expect(chunks.filter((c) => c.contentDelta).length).toBeGreaterThan(1);
+      const argumentFragments = chunks.flatMap((c) => c.toolCallDeltas ?? []).filter((d) => d.function?.arguments);
+      expect(argumentFragments.filter((d) => d.index === 0).length).toBeGreaterThan(1);
+      expect(argumentFragments.filter((d) => d.index === 1).length).toBeGreaterThan(1);
+      // The first fragment of each call carries its id and name, as providers send them.
+      const heads = chunks.flatMap((c) => c.toolCallDeltas ?? []).filter((d) => d.id);
+      expect(heads).toEqual([
+        { index: 0, id: 'call_1', type: 'function', function: { name: 'read_file', arguments: '' } },
+        { index: 1, id: 'given-id', type: 'function', function: { name: 'read_file', arguments: '' } },
+      ]);
+      const last = chunks[chunks.length - 1];
+      expect(last.finishReason).toBe('tool_calls');
+      expect(last.usage).toEqual({
+        promptTokens: expect.any(Number),
+        completionTokens: expect.any(Number),
+        totalTokens: last.usage!.promptTokens + last.usage!.completionTokens,
+      });
+      expect(last.usage!.completionTokens).toBeGreaterThan(0);
+      expect(chunks.slice(0, -1).every((c) => !c.finishReason && !c.usage)).toBe(true);
+    });
+
+    it('estimates more prompt tokens for a longer conversation', async () => {
+      const adapter = new ScriptedLlmAdapter({ rounds: [] });
+      const short = await collectStream(adapter.stream(request(1, 'hi'), CONFIG));
+      const long = await collectStream(adapter.stream(request(2, 'hi '.repeat(400)), CONFIG));
+      expect(long.usage!.promptTokens).toBeGreaterThan(short.usage!.promptTokens);
+    });
+
+    it('stops when the signal fires mid-stream', async () => {
+      const adapter = new ScriptedLlmAdapter({ rounds: [{ content: 'one two three four five six' }] });
+      const controller = new AbortController();
+      const seen: string[] = [];
+      const error = await caught(async () => {
+        for await (const chunk of adapter.stream(request(1), CONFIG, controller.signal)) {
+          seen.push(chunk.contentDelta ?? '');
+          if (seen.length === 2) controller.abort();
+        }
+      });
+      expect(error.name).toBe('AbortError');
+      expect(seen).toEqual(['one ', 'two ']);
+    });
+  });
+
+  describe('chat', () => {
+    it('returns the whole round as one message', async () => {
+      const adapter = new ScriptedLlmAdapter(SCENARIO);
+      const answer = await adapter.chat(request(5), CONFIG);
+      expect(answer.message).toEqual({
+        role: 'assistant',
+        content: 'Reading the files now.',
+        reasoning_content: 'I will read both files first.',
+        tool_calls: [
+          { id: 'call_1', type: 'function', function: { name: 'read_file', arguments: '{"path":"a.txt"}' } },
+          { id: 'given-id', type: 'function', function: { name: 'read_file', arguments: '{"path":"b.txt"}' } },
+        ],
+      });
+      expect(answer.finishReason).toBe('tool_calls');
+      const second = await adapter.chat(request(5), CONFIG);
+      expect(second.message.content).toBeNull();
+      expect(second.message.tool_calls?.[0].id).toBe('call_2');
+    });
+
+    it('starts a session again after reset', async () => {
+      const adapter = new ScriptedLlmAdapter({ rounds: [{ content: 'first' }] });
+      await adapter.chat(request(1), CONFIG);
+      expect((await adapter.chat(request(1), CONFIG)).message.content).toBe('done');
+      adapter.reset(1);
+      expect((await adapter.chat(request(1), CONFIG)).message.content).toBe('first');
+    });
+  });
+});
+
+describe('parseScenario', () => {
+  it('accepts the interface.md example, as a value or as JSON text', () => {
+    const text =
+      '{"rounds":[{"content":"text"},{"toolCalls":[{"name":"read_file","arguments":{"path":"a.txt"}}]}]}';
+    const expected = {
+      rounds: [{ content: 'text' }, { toolCalls: [{ name: 'read_file', arguments: { path: 'a.txt' } }] }],
+    };
+    expect(parseScenario(text)).toEqual(expected);
+    expect(parseScenario(JSON.parse(text))).toEqual(expected);
+  });
+
+  it.each([
+    ['not an object', 'scenario', []],
+    ['invalid JSON text', 'scenario', '{"rounds": ['],
+    ['rounds missing', 'rounds', {}],
+    ['rounds not an array', 'rounds', { rounds: {} }],
+    ['an unknown top-level field', 'extra', { rounds: [], extra: 1 }],
+    ['a round that is not an object', 'rounds[0]', { rounds: ['hi'] }],
+    ['content of the wrong type', 'rounds[0].content', { rounds: [{ content: 42 }] }],
+    ['thinking of the wrong type', 'rounds[1].thinking', { rounds: [{}, { thinking: ['x'] }] }],
+    ['a misspelt field', 'rounds[0].tool_calls', { rounds: [{ tool_calls: [] }] }],
+    ['toolCalls not an array', 'rounds[0].toolCalls', { rounds: [{ toolCalls: {} }] }],
+    ['a tool call without a name', 'rounds[0].toolCalls[0].name', { rounds: [{ toolCalls: [{ arguments: {} }] }] }],
+    ['an empty id', 'rounds[0].toolCalls[0].id', { rounds: [{ toolCalls: [{ name: 'x', id: '' }] }] }],
+    ['an unknown tool-call field', 'rounds[0].toolCalls[0].args', { rounds: [{ toolCalls: [{ name: 'x', args: {} }] }] }],
+  ])('rejects %s, naming %s', (_case, field, input) => {
+    let error: unknown;
+    try {
+      parseScenario(input);
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(ScenarioError);
+    expect((error as ScenarioError).field).toBe(field);
+    expect((error as ScenarioError).message.startsWith(`${field}: `)).toBe(true);
+  });
+});
+
+describe('loadScenarioFile', () => {
+  let dir: string;
+  beforeEach(() => {
+    dir = mkdtempSync(path.join(tmpdir(), 'scenario-'));
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('reads a scenario file', () => {
+    const file = path.join(dir, 'ok.json');
+    writeFileSync(file, JSON.stringify({ rounds: [{ content: 'hi' }] }));
+    expect(loadScenarioFile(file)).toEqual({ rounds: [{ content: 'hi' }] });
+  });
+
+  it('names the file and the field of a bad scenario', () => {
+    const file = path.join(dir, 'bad.json');
+    writeFileSync(file, JSON.stringify({ rounds: [{ toolCalls: [{ name: 7 }] }] }));
+    expect(() => loadScenarioFile(file)).toThrow(`rounds[0].toolCalls[0].name: expected a non-empty string (in ${file})`);
+  });
+
+  it('names a missing file', () => {
+    const file = path.join(dir, 'missing.json');
+    expect(() => loadScenarioFile(file)).toThrow(`cannot read ${file}`);
+  });
+});
+
+describe('ScriptedLlmAdapter scripts chosen by the first user message', () => {
+  const config = { protocol: 'scripted', baseUrl: null, apiKey: null, model: 'scripted' };
+  const scenario = parseScenario({
+    rounds: [{ content: 'default' }],
+    scripts: [
+      { match: '[a]', rounds: [{ content: 'script a' }] },
+      { match: '[b]', rounds: [{ content: 'script b, round 1' }, { content: 'script b, round 2' }] },
+    ],
+  });
+
+  async function answer(adapter: ScriptedLlmAdapter, sessionId: number, first: string): Promise<string | null> {
+    const response = await adapter.chat({ sessionId, messages: [{ role: 'user', content: first }] }, config);
+    return response.message.content;
+  }
+
+  it('answers each session from the script its first user message names', async () => {
+    const adapter = new ScriptedLlmAdapter(scenario);
+    expect(await answer(adapter, 1, 'please [b]')).toBe('script b, round 1');
+    expect(await answer(adapter, 2, '[a] go')).toBe('script a');
+    expect(await answer(adapter, 3, 'nothing special')).toBe('default');
+    expect(await answer(adapter, 1, 'please [b]')).toBe('script b, round 2');
+    expect(await answer(adapter, 1, 'please [b]')).toBe('done');
+  });
+
+  it('names a malformed script field', () => {
+    expect(() => parseScenario({ rounds: [], scripts: [{ match: '', rounds: [] }] })).toThrow('scripts[0].match');
+    expect(() => parseScenario({ rounds: [], scripts: [{ match: 'x', rounds: [{ bogus: 1 }] }] })).toThrow('scripts[0].rounds[0].bogus');
+    expect(() => parseScenario({ rounds: [], scripts: {} })).toThrow('scripts');
+  });
+});

@@ -1,0 +1,302 @@
+import { readFileSync } from 'node:fs';
+import type {
+  ChatMessage,
+  ChatRequest,
+  ChatResponse,
+  ChatUsage,
+  LlmModelConfig,
+  StreamChunk,
+  ToolCall,
+} from './chat-request';
+import type { LlmAdapter } from './llm-adapter';
+import { isRecord, throwIfAborted } from './llm-http';
+
+/** A tool call the scripted model makes. */
+export interface ScriptedToolCall {
+  /** The call id; `call_<n>` (numbered per session) when absent. */
+  id?: string;
+  name: string;
+  /**
+   * A string is sent verbatim, so malformed arguments can be scripted; any other value is sent
+   * as its JSON. Absent means `{}`.
+   */
+  arguments?: unknown;
+}
+
+/** One model answer: any of text, reasoning and tool calls. */
+export interface ScriptedRound {
+  content?: string;
+  thinking?: string;
+  toolCalls?: ScriptedToolCall[];
+}
+
+/** What `LLM_PROTOCOL=scripted` answers, round by round (interface.md, "Scripted model scenario"). */
+export interface ScriptedScenario {
+  rounds: ScriptedRound[];
+  /**
+   * Optional scripts chosen per session: the first whose `match` occurs in the session's first
+   * user message answers that session instead of `rounds` (one server can then script several
+   * different sessions, as the demo does).
+   */
+  scripts?: ScriptedScript[];
+}
+
+/** Rounds for the sessions whose first user message contains `match`. */
+export interface ScriptedScript {
+  match: string;
+  rounds: ScriptedRound[];
+}
+
+/** A scenario that cannot be used; the message names the bad field, e.g. `rounds[1].toolCalls[0].name`. */
+export class ScenarioError extends Error {
+  override readonly name = 'ScenarioError';
+  constructor(
+    /** Path of the offending field, or `scenario` for the document itself. */
+    readonly field: string,
+    /** What is wrong with the field. */
+    readonly detail: string,
+  ) {
+    super(`${field}: ${detail}`);
+  }
+}
+
+/** The answer once a session has used every round. */
+export const SCRIPTED_DONE_ANSWER = 'done';
+
+const ROUND_FIELDS = new Set(['content', 'thinking', 'toolCalls']);
+const TOOL_CALL_FIELDS = new Set(['id', 'name', 'arguments']);
+
+/**
+ * Validates a scenario. Accepts the parsed JSON value or JSON text. Unknown fields are refused
+ * because a misspelt `toolcalls` would otherwise silently script an empty round.
+ */
+export function parseScenario(json: unknown): ScriptedScenario {
+  let value = json;
+  if (typeof value === 'string') {
+    try {
+      value = JSON.parse(value) as unknown;
+    } catch (error) {
+      throw new ScenarioError('scenario', `not valid JSON (${(error as Error).message})`);
+    }
+  }
+  if (!isRecord(value)) throw new ScenarioError('scenario', 'expected an object with a "rounds" array');
+  for (const key of Object.keys(value)) {
+    if (key !== 'rounds' && key !== 'scripts') throw new ScenarioError(key, 'unknown field (expected "rounds" and "scripts")');
+  }
+  if (!Array.isArray(value.rounds)) throw new ScenarioError('rounds', 'expected an array');
+  const scenario: ScriptedScenario = { rounds: value.rounds.map((round, index) => parseRound(round, `rounds[${index}]`)) };
+  if (value.scripts !== undefined) {
+    if (!Array.isArray(value.scripts)) throw new ScenarioError('scripts', 'expected an array');
+    scenario.scripts = value.scripts.map((script, index) => parseScript(script, `scripts[${index}]`));
+  }
+  return scenario;
+}
+
+function parseScript(raw: unknown, at: string): ScriptedScript {
+  if (!isRecord(raw)) throw new ScenarioError(at, 'expected an object');
+  for (const key of Object.keys(raw)) {
+    if (key !== 'match' && key !== 'rounds') throw new ScenarioError(`${at}.${key}`, 'unknown field (expected match and rounds)');
+  }
+  if (typeof raw.match !== 'string' || raw.match === '') throw new ScenarioError(`${at}.match`, 'expected a non-empty string');
+  if (!Array.isArray(raw.rounds)) throw new ScenarioError(`${at}.rounds`, 'expected an array');
+  return { match: raw.match, rounds: raw.rounds.map((round, index) => parseRound(round, `${at}.rounds[${index}]`)) };
+}
+
+/** Reads and validates a scenario file; errors name the file and the field. */
+export function loadScenarioFile(path: string): ScriptedScenario {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new ScenarioError('scenario', `cannot read ${path}: ${(error as Error).message}`);
+  }
+  try {
+    return parseScenario(text);
+  } catch (error) {
+    if (error instanceof ScenarioError) throw new ScenarioError(error.field, `${error.detail} (in ${path})`);
+    throw error;
+  }
+}
+
+function parseRound(raw: unknown, at: string): ScriptedRound {
+  if (!isRecord(raw)) throw new ScenarioError(at, 'expected an object');
+  for (const key of Object.keys(raw)) {
+    if (!ROUND_FIELDS.has(key)) {
+      throw new ScenarioError(`${at}.${key}`, 'unknown field (expected content, thinking or toolCalls)');
+    }
+  }
+  const round: ScriptedRound = {};
+  if (raw.content !== undefined) {
+    if (typeof raw.content !== 'string') throw new ScenarioError(`${at}.content`, 'expected a string');
+    round.content = raw.content;
+  }
+  if (raw.thinking !== undefined) {
+    if (typeof raw.thinking !== 'string') throw new ScenarioError(`${at}.thinking`, 'expected a string');
+    round.thinking = raw.thinking;
+  }
+  if (raw.toolCalls !== undefined) {
+    if (!Array.isArray(raw.toolCalls)) throw new ScenarioError(`${at}.toolCalls`, 'expected an array');
+    round.toolCalls = raw.toolCalls.map((call, index) => parseToolCall(call, `${at}.toolCalls[${index}]`));
+  }
+  return round;
+}
+
+function parseToolCall(raw: unknown, at: string): ScriptedToolCall {
+  if (!isRecord(raw)) throw new ScenarioError(at, 'expected an object');
+  for (const key of Object.keys(raw)) {
+    if (!TOOL_CALL_FIELDS.has(key)) {
+      throw new ScenarioError(`${at}.${key}`, 'unknown field (expected id, name or arguments)');
+    }
+  }
+  if (typeof raw.name !== 'string' || raw.name.trim() === '') {
+    throw new ScenarioError(`${at}.name`, 'expected a non-empty string');
+  }
+  const call: ScriptedToolCall = { name: raw.name };
+  if (raw.id !== undefined) {
+    if (typeof raw.id !== 'string' || raw.id === '') throw new ScenarioError(`${at}.id`, 'expected a non-empty string');
+    call.id = raw.id;
+  }
+  if (raw.arguments !== undefined) call.arguments = raw.arguments;
+  return call;
+}
+
+/** A round resolved for one call: ids assigned and arguments as the wire string. */
+interface ResolvedRound {
+  content: string | null;
+  thinking: string | null;
+  toolCalls: ToolCall[];
+  usage: ChatUsage;
+}
+
+/** Key for requests without a session id: they share one conversation of their own. */
+const NO_SESSION = Symbol('no-session');
+
+/**
+ * The model of `LLM_PROTOCOL=scripted`: the n-th call for a session answers with the n-th round,
+ * then "done". It streams like a real provider (text in word-sized pieces, tool-call arguments
+ * in several fragments by index, a last chunk with finish reason and usage), so the agent loop
+ * and the WebSocket clients see the same event sequence as with a real model.
+ */
+export class ScriptedLlmAdapter implements LlmAdapter {
+  private readonly callsBySession = new Map<number | typeof NO_SESSION, number>();
+  private readonly generatedIdsBySession = new Map<number | typeof NO_SESSION, number>();
+
+  constructor(private readonly scenario: ScriptedScenario) {}
+
+  async chat(request: ChatRequest, _config: LlmModelConfig, signal?: AbortSignal): Promise<ChatResponse> {
+    throwIfAborted(signal);
+    const round = this.nextRound(request);
+    const message: ChatMessage = {
+      role: 'assistant',
+      content: round.content ?? (round.toolCalls.length > 0 ? null : ''),
+    };
+    if (round.toolCalls.length > 0) message.tool_calls = round.toolCalls;
+    if (round.thinking !== null) message.reasoning_content = round.thinking;
+    return { message, finishReason: finishReasonOf(round), usage: round.usage };
+  }
+
+  async *stream(request: ChatRequest, _config: LlmModelConfig, signal?: AbortSignal): AsyncGenerator<StreamChunk> {
+    throwIfAborted(signal);
+    const round = this.nextRound(request);
+    for (const chunk of chunksOf(round)) {
+      // A turn of the event loop between chunks, as with a network stream, so a cancel issued
+      // while the answer streams lands in the middle of it.
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      throwIfAborted(signal);
+      yield chunk;
+    }
+  }
+
+  /** Forgets the progress of one session (or of all sessions), so it starts again at round 1. */
+  reset(sessionId?: number | null): void {
+    if (sessionId === undefined) {
+      this.callsBySession.clear();
+      this.generatedIdsBySession.clear();
+      return;
+    }
+    const key = sessionId ?? NO_SESSION;
+    this.callsBySession.delete(key);
+    this.generatedIdsBySession.delete(key);
+  }
+
+  /** The script picked by the conversation's first user message, else the scenario's rounds. */
+  private roundsFor(request: ChatRequest): ScriptedRound[] {
+    const first = request.messages.find((message) => message.role === 'user')?.content ?? '';
+    return this.scenario.scripts?.find((script) => first.includes(script.match))?.rounds ?? this.scenario.rounds;
+  }
+
+  private nextRound(request: ChatRequest): ResolvedRound {
+    const key = request.sessionId ?? NO_SESSION;
+    const n = this.callsBySession.get(key) ?? 0;
+    this.callsBySession.set(key, n + 1);
+    const round: ScriptedRound = this.roundsFor(request)[n] ?? { content: SCRIPTED_DONE_ANSWER };
+
+    const toolCalls = (round.toolCalls ?? []).map((call): ToolCall => {
+      let id = call.id;
+      if (id === undefined) {
+        const next = (this.generatedIdsBySession.get(key) ?? 0) + 1;
+        this.generatedIdsBySession.set(key, next);
+        id = `call_${next}`;
+      }
+      return { id, type: 'function', function: { name: call.name, arguments: argumentsText(call.arguments) } };
+    });
+    const content = round.content ?? null;
+    const thinking = round.thinking ?? null;
+    const completionText =
+      (content ?? '') + (thinking ?? '') + toolCalls.map((c) => c.function.name + c.function.arguments).join('');
+    const promptText = request.messages.map((m) => (m.content ?? '') + JSON.stringify(m.tool_calls ?? '')).join('');
+    const promptTokens = estimateTokens(promptText);
+    const completionTokens = estimateTokens(completionText);
+    return {
+      content,
+      thinking,
+      toolCalls,
+      usage: { promptTokens, completionTokens, totalTokens: promptTokens + completionTokens },
+    };
+  }
+}
+
+function argumentsText(value: unknown): string {
+  if (value === undefined) return '{}';
+  return typeof value === 'string' ? value : JSON.stringify(value);
+}
+
+/** About four characters a token, as the usual rule of thumb for English text. */
+function estimateTokens(text: string): number {
+  return Math.ceil(text.length / 4);
+}
+
+function finishReasonOf(round: ResolvedRound): string {
+  return round.toolCalls.length > 0 ? 'tool_calls' : 'stop';
+}
+
+function chunksOf(round: ResolvedRound): StreamChunk[] {
+  const chunks: StreamChunk[] = [];
+  if (round.thinking) for (const piece of splitWords(round.thinking)) chunks.push({ thinkingDelta: piece });
+  if (round.content) for (const piece of splitWords(round.content)) chunks.push({ contentDelta: piece });
+  round.toolCalls.forEach((call, index) => {
+    chunks.push({
+      toolCallDeltas: [{ index, id: call.id, type: 'function', function: { name: call.function.name, arguments: '' } }],
+    });
+    for (const piece of splitInto(call.function.arguments, 3)) {
+      chunks.push({ toolCallDeltas: [{ index, function: { arguments: piece } }] });
+    }
+  });
+  chunks.push({ finishReason: finishReasonOf(round), usage: round.usage });
+  return chunks;
+}
+
+/** Word-sized pieces (a word with the spaces after it), as providers stream text. */
+function splitWords(text: string): string[] {
+  return text.match(/\s*\S+\s*/g) ?? [text];
+}
+
+/** At most `parts` pieces of roughly equal length, never splitting a surrogate pair. */
+function splitInto(text: string, parts: number): string[] {
+  const chars = Array.from(text);
+  if (chars.length === 0) return [];
+  const size = Math.ceil(chars.length / parts);
+  const pieces: string[] = [];
+  for (let i = 0; i < chars.length; i += size) pieces.push(chars.slice(i, i + size).join(''));
+  return pieces;
+}

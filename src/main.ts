@@ -1,0 +1,73 @@
+import 'reflect-metadata';
+import { NestFactory } from '@nestjs/core';
+import { WsAdapter } from '@nestjs/platform-ws';
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import { AppModule } from './app.module';
+import { loadHarnessConfig, type HarnessConfig } from './config/harness-config';
+import { useJsonBody } from './session/http/json-body';
+import { createValidationPipe } from './session/http/validation';
+import { parseClientFrame } from './session/ws/client-frame';
+
+/** A running server and the address it listens on. */
+export interface RunningHarness {
+  app: NestExpressApplication;
+  url: string;
+  port: number;
+  close(): Promise<void>;
+}
+
+/** Starts the server for a configuration (used by `main`, the demo and the whole-process tests). */
+export async function startHarness(config: HarnessConfig, options: { logger?: false | undefined } = {}): Promise<RunningHarness> {
+  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config), {
+    logger: options.logger === false ? false : ['warn', 'error'],
+    bodyParser: false,
+  });
+  useJsonBody(app);
+  app.useWebSocketAdapter(new WsAdapter(app, { messageParser: parseClientFrame }));
+  app.useGlobalPipes(createValidationPipe());
+  await app.listen(config.port, config.host);
+  const address = app.getHttpServer().address();
+  const port = typeof address === 'object' && address ? address.port : config.port;
+  const url = `http://${config.host}:${port}`;
+  return { app, url, port, close: () => app.close() };
+}
+
+async function main(): Promise<void> {
+  const config = loadHarnessConfig();
+  const harness = await startHarness(config);
+  closeOnSignals(harness);
+  // Plain lines on stdout that scripts and people can wait for (the Nest logger shows only warnings).
+  if (config.generatedToken) {
+    console.log(`no HARNESS_TOKENS given; token for user 1: ${config.generatedToken}`);
+  }
+  console.log(`harness listening on ${harness.url}`);
+}
+
+/**
+ * SIGTERM and SIGINT close the server (runs, MCP server processes, database) and exit with 0.
+ * Nest's own shutdown hooks would re-raise the signal after closing, so the process would die
+ * of it (exit status 143) instead of exiting cleanly. A second signal exits at once.
+ */
+function closeOnSignals(harness: RunningHarness): void {
+  let closing = false;
+  const onSignal = (): void => {
+    if (closing) process.exit(1);
+    closing = true;
+    harness.close().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        console.error(`shutdown failed: ${error instanceof Error ? error.message : String(error)}`);
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+}
+
+if (require.main === module) {
+  main().catch((error: unknown) => {
+    console.error(error instanceof Error ? error.message : String(error));
+    process.exit(1);
+  });
+}

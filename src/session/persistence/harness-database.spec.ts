@@ -1,0 +1,171 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { HarnessDatabase, SCHEMA_VERSION } from './harness-database';
+import { SchemaVersionError } from './persistence-errors';
+
+const TABLES = ['activities', 'messages', 'sessions', 'tasks'];
+
+describe('HarnessDatabase', () => {
+  let dir: string;
+  const opened: HarnessDatabase[] = [];
+
+  function open(filename: string, now?: () => Date): HarnessDatabase {
+    const database = new HarnessDatabase(filename, { now });
+    opened.push(database);
+    return database;
+  }
+
+  function tableNames(database: HarnessDatabase): string[] {
+    return database.connection
+      .prepare<[], string>("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")
+      .pluck()
+      .all();
+  }
+
+  function insertSession(database: HarnessDatabase): number {
+    const { lastInsertRowid } = database.connection
+      .prepare(
+        `INSERT INTO sessions (user_id, execution_mode, permission_level, workspace, created_at)
+         VALUES (1, 'CLOUD', 'FULL', 'ws', '2024-01-01T00:00:00.000Z')`,
+      )
+      .run();
+    return Number(lastInsertRowid);
+  }
+
+  beforeEach(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'harness-db-'));
+  });
+
+  afterEach(() => {
+    for (const database of opened.splice(0)) database.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  describe('when opening a file', () => {
+    it('creates missing parent folders and the schema', () => {
+      const file = path.join(dir, 'nested', 'deeper', 'harness.db');
+      const database = open(file);
+      expect(fs.existsSync(file)).toBe(true);
+      expect(tableNames(database)).toEqual(TABLES);
+      expect(database.schemaVersion).toBe(SCHEMA_VERSION);
+    });
+
+    it('uses WAL, foreign keys and a busy timeout', () => {
+      const database = open(path.join(dir, 'h.db'));
+      expect(database.connection.pragma('journal_mode', { simple: true })).toBe('wal');
+      expect(database.connection.pragma('foreign_keys', { simple: true })).toBe(1);
+      expect(database.connection.pragma('busy_timeout', { simple: true })).toBe(5000);
+    });
+
+    it('reopens an existing file without touching its data or schema', () => {
+      const file = path.join(dir, 'h.db');
+      const first = open(file);
+      const sessionId = insertSession(first);
+      const schemaBefore = first.connection.prepare('SELECT type, name, sql FROM sqlite_master ORDER BY name').all();
+      first.close();
+
+      const second = open(file);
+      expect(second.connection.prepare('SELECT id FROM sessions').pluck().all()).toEqual([sessionId]);
+      expect(second.connection.prepare('SELECT type, name, sql FROM sqlite_master ORDER BY name').all()).toEqual(schemaBefore);
+      expect(second.schemaVersion).toBe(SCHEMA_VERSION);
+      second.close();
+      expect(() => open(file).close()).not.toThrow();
+    });
+
+    it('refuses a file written by a newer schema', () => {
+      const file = path.join(dir, 'h.db');
+      const database = open(file);
+      database.connection.pragma(`user_version = ${SCHEMA_VERSION + 1}`);
+      database.close();
+      let thrown: unknown;
+      try {
+        open(file);
+      } catch (error) {
+        thrown = error;
+      }
+      expect(thrown).toBeInstanceOf(SchemaVersionError);
+      expect(thrown).toMatchObject({ found: SCHEMA_VERSION + 1, supported: SCHEMA_VERSION });
+    });
+  });
+
+  describe('when opened in memory', () => {
+    it('creates the schema without a file', () => {
+      const database = open(':memory:');
+      expect(database.connection.memory).toBe(true);
+      expect(tableNames(database)).toEqual(TABLES);
+      expect(database.connection.pragma('foreign_keys', { simple: true })).toBe(1);
+    });
+  });
+
+  describe('constraints', () => {
+    it('deletes a session’s messages, activities and tasks with it', () => {
+      const database = open(':memory:');
+      const keep = insertSession(database);
+      const drop = insertSession(database);
+      const db = database.connection;
+      for (const sessionId of [keep, drop]) {
+        db.prepare("INSERT INTO messages (session_id, role, content, created_at) VALUES (?, 'user', 'hi', 'now')").run(sessionId);
+        db.prepare(
+          `INSERT INTO activities (session_id, tool_call_id, tool_name, type, target, summary, status, created_at)
+           VALUES (?, 'c1', 'read_file', 'file_read', 'a', 's', 'SUCCESS', 'now')`,
+        ).run(sessionId);
+        db.prepare("INSERT INTO tasks (session_id, title, status, created_at, updated_at) VALUES (?, 't', 'pending', 'now', 'now')").run(sessionId);
+      }
+      db.prepare('DELETE FROM sessions WHERE id = ?').run(drop);
+      for (const table of ['messages', 'activities', 'tasks']) {
+        expect(db.prepare(`SELECT session_id FROM ${table}`).pluck().all()).toEqual([keep]);
+      }
+    });
+
+    it('rejects rows of a session that does not exist', () => {
+      const database = open(':memory:');
+      expect(() =>
+        database.connection.prepare("INSERT INTO messages (session_id, role, created_at) VALUES (999, 'user', 'now')").run(),
+      ).toThrow(/FOREIGN KEY/);
+    });
+
+    it('rejects an activity status other than SUCCESS or ERROR', () => {
+      const database = open(':memory:');
+      const sessionId = insertSession(database);
+      const insert = database.connection.prepare(
+        `INSERT INTO activities (session_id, tool_call_id, tool_name, type, target, summary, status, created_at)
+         VALUES (?, 'c1', 'shell', 'command', 'ls', 's', ?, 'now')`,
+      );
+      expect(() => insert.run(sessionId, 'success')).toThrow(/CHECK constraint/);
+      expect(() => insert.run(sessionId, 'ERROR')).not.toThrow();
+      expect(database.connection.prepare("SELECT metadata FROM activities").pluck().all()).toEqual(['{}']);
+    });
+  });
+
+  describe('transaction', () => {
+    it('commits everything the function wrote and returns its value', () => {
+      const database = open(':memory:');
+      const ids = database.transaction(() => [insertSession(database), insertSession(database)]);
+      expect(database.connection.prepare('SELECT id FROM sessions ORDER BY id').pluck().all()).toEqual(ids);
+    });
+
+    it('writes nothing when the function throws, and rethrows', () => {
+      const database = open(':memory:');
+      expect(() =>
+        database.transaction(() => {
+          insertSession(database);
+          throw new Error('boom');
+        }),
+      ).toThrow('boom');
+      expect(database.connection.prepare('SELECT COUNT(*) FROM sessions').pluck().get()).toBe(0);
+    });
+  });
+
+  it('stamps times from the injected clock', () => {
+    const database = open(':memory:', () => new Date(Date.UTC(2024, 4, 6, 7, 8, 9, 10)));
+    expect(database.timestamp()).toBe('2024-05-06T07:08:09.010Z');
+  });
+
+  it('closes once and ignores a second close', () => {
+    const database = open(':memory:');
+    database.close();
+    expect(database.open).toBe(false);
+    expect(() => database.close()).not.toThrow();
+  });
+});

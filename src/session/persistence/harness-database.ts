@@ -1,0 +1,140 @@
+import Database from 'better-sqlite3';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { SchemaVersionError } from './persistence-errors';
+
+/** The schema this build writes; stored in `PRAGMA user_version`. Later migrations step it up. */
+export const SCHEMA_VERSION = 1;
+
+const SCHEMA_V1 = `
+CREATE TABLE IF NOT EXISTS sessions (
+  id               INTEGER PRIMARY KEY AUTOINCREMENT,
+  user_id          INTEGER NOT NULL,
+  execution_mode   TEXT    NOT NULL,
+  permission_level TEXT    NOT NULL,
+  tools            TEXT    NULL,
+  mcp_servers      TEXT    NOT NULL DEFAULT '[]',
+  workspace        TEXT    NOT NULL,
+  created_at       TEXT    NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS messages (
+  id           INTEGER PRIMARY KEY AUTOINCREMENT,
+  session_id   INTEGER NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+  execution_id TEXT    NULL,
+  role         TEXT    NOT NULL,
+  content      TEXT    NULL,
+  tool_calls   TEXT    NULL,
+  tool_call_id TEXT    NULL,
+  created_at   TEXT    NOT NULL
+);
+CREATE INDEX IF NOT EXISTS idx_messages_session ON messages(session_id, id);
+
+CREATE TABLE IF NOT EXISTS activities (
+  id           INTEGER PRIMARY KEY AUTOINCREMENT,
+  session_id   INTEGER NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+  execution_id TEXT    NULL,
+  tool_call_id TEXT    NOT NULL,
+  tool_name    TEXT    NOT NULL,
+  type         TEXT    NOT NULL,
+  target       TEXT    NOT NULL,
+  summary      TEXT    NOT NULL,
+  status       TEXT    NOT NULL CHECK (status IN ('SUCCESS', 'ERROR')),
+  metadata     TEXT    NOT NULL DEFAULT '{}',
+  created_at   TEXT    NOT NULL
+);
+CREATE INDEX IF NOT EXISTS idx_activities_session ON activities(session_id, id);
+
+CREATE TABLE IF NOT EXISTS tasks (
+  id          INTEGER PRIMARY KEY AUTOINCREMENT,
+  session_id  INTEGER NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+  title       TEXT    NOT NULL,
+  description TEXT    NOT NULL DEFAULT '',
+  status      TEXT    NOT NULL,
+  created_at  TEXT    NOT NULL,
+  updated_at  TEXT    NOT NULL
+);
+CREATE INDEX IF NOT EXISTS idx_tasks_session ON tasks(session_id, id);
+`;
+
+export interface HarnessDatabaseOptions {
+  /** Clock for `created_at` / `updated_at`; tests pin it. */
+  now?: () => Date;
+  /** How long a write waits for another connection's lock before failing (default 5000 ms). */
+  busyTimeoutMs?: number;
+}
+
+/**
+ * The embedded SQLite store: one connection, schema created on open. The API is synchronous
+ * (better-sqlite3), so a repository call never interleaves with another one.
+ */
+export class HarnessDatabase {
+  /** The underlying connection, for repositories to prepare their statements on. */
+  readonly connection: Database.Database;
+  private readonly clock: () => Date;
+
+  /**
+   * @param filename a file path (parent folders are created) or `:memory:` for a throw-away store.
+   * @throws SchemaVersionError when the file was written by a newer schema.
+   */
+  constructor(filename: string, options: HarnessDatabaseOptions = {}) {
+    this.clock = options.now ?? (() => new Date());
+    const inMemory = filename === ':memory:' || filename === '';
+    if (!inMemory) fs.mkdirSync(path.dirname(path.resolve(filename)), { recursive: true });
+    this.connection = new Database(filename);
+    try {
+      this.configure(inMemory, options.busyTimeoutMs ?? 5000);
+      this.migrate();
+    } catch (error) {
+      this.connection.close();
+      throw error;
+    }
+  }
+
+  /** Whether the connection is still open. */
+  get open(): boolean {
+    return this.connection.open;
+  }
+
+  /** The schema version stored in the file. */
+  get schemaVersion(): number {
+    return this.connection.pragma('user_version', { simple: true }) as number;
+  }
+
+  /** The current time as an ISO-8601 string, for `created_at` columns. */
+  timestamp(): string {
+    return this.clock().toISOString();
+  }
+
+  /**
+   * Runs `fn` in a transaction: everything it writes is committed together, or nothing is if it
+   * throws (the error is rethrown). Nested calls become savepoints of the outer transaction.
+   */
+  transaction<T>(fn: () => T): T {
+    return this.connection.transaction(fn)();
+  }
+
+  /** Closes the connection; calling it again does nothing. */
+  close(): void {
+    if (this.connection.open) this.connection.close();
+  }
+
+  private configure(inMemory: boolean, busyTimeoutMs: number): void {
+    // WAL lets HTTP reads proceed while a run writes; an in-memory store has no journal file.
+    if (!inMemory) {
+      this.connection.pragma('journal_mode = WAL');
+      this.connection.pragma('synchronous = NORMAL');
+    }
+    this.connection.pragma('foreign_keys = ON');
+    this.connection.pragma(`busy_timeout = ${Math.max(0, Math.trunc(busyTimeoutMs))}`);
+  }
+
+  private migrate(): void {
+    const found = this.schemaVersion;
+    if (found > SCHEMA_VERSION) throw new SchemaVersionError(found, SCHEMA_VERSION);
+    this.transaction(() => {
+      this.connection.exec(SCHEMA_V1);
+      if (found < SCHEMA_VERSION) this.connection.pragma(`user_version = ${SCHEMA_VERSION}`);
+    });
+  }
+}

@@ -1,0 +1,216 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import type { ChatMessage } from '../../harness/llm/chat-request';
+import { HarnessDatabase } from './harness-database';
+import { MessageRepository } from './message-repository';
+import { InvalidRecordError } from './persistence-errors';
+import { SessionRepository } from './session-repository';
+
+describe('MessageRepository', () => {
+  let database: HarnessDatabase;
+  let messages: MessageRepository;
+  let sessionId: number;
+  let tick: number;
+
+  beforeEach(() => {
+    tick = 0;
+    database = new HarnessDatabase(':memory:', { now: () => new Date(Date.UTC(2024, 0, 1) + 1000 * tick++) });
+    messages = new MessageRepository(database);
+    sessionId = new SessionRepository(database).create({
+      userId: 1,
+      executionMode: 'CLOUD',
+      permissionLevel: 'FULL',
+      workspace: 'w',
+    }).id;
+  });
+
+  afterEach(() => database.close());
+
+  const assistantCall: ChatMessage = {
+    role: 'assistant',
+    content: null,
+    tool_calls: [
+      { id: 'call_1', type: 'function', function: { name: 'read_file', arguments: '{"path":"a.txt"}' } },
+      { id: 'call_2', type: 'function', function: { name: 'shell', arguments: '{"command": "ls",' } },
+    ],
+  };
+
+  describe('append', () => {
+    it('stores a message and answers the record', () => {
+      const record = messages.append(sessionId, 'exec-1', { role: 'user', content: 'hello' });
+      expect(record).toEqual({
+        id: expect.any(Number),
+        sessionId,
+        executionId: 'exec-1',
+        role: 'user',
+        content: 'hello',
+        createdAt: '2024-01-01T00:00:01.000Z',
+      });
+      expect(messages.listBySession(sessionId)).toEqual([record]);
+    });
+
+    it('round-trips tool calls, including malformed argument strings, exactly', () => {
+      const record = messages.append(sessionId, 'exec-1', assistantCall);
+      expect(record.content).toBeNull();
+      expect(record.toolCalls).toEqual(assistantCall.tool_calls);
+      expect(record).not.toHaveProperty('toolCallId');
+      expect(messages.listBySession(sessionId)[0].toolCalls).toEqual(assistantCall.tool_calls);
+    });
+
+    it.each([
+      ['unicode and newlines', '第一行\n😀 émoji\r\n\ttab  \u00a0 trailing spaces   \n\n'],
+      ['JSON that must not be re-serialised', '{ "b":1,   "a" : [1.50, 2e3] }'],
+      ['a NUL character', 'before\u0000after'],
+      ['an empty string', ''],
+      ['leading and trailing whitespace', '   padded   '],
+    ])('keeps tool content with %s byte for byte', (_label, content) => {
+      messages.append(sessionId, 'exec-1', { role: 'tool', content, tool_call_id: 'call_1' });
+      const [stored] = messages.listBySession(sessionId);
+      expect(stored.content).toBe(content);
+      expect(Buffer.from(stored.content as string, 'utf8').equals(Buffer.from(content, 'utf8'))).toBe(true);
+      expect(stored.toolCallId).toBe('call_1');
+    });
+
+    it('keeps a 1 MB tool result intact in a file, across a reopen', () => {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'harness-messages-'));
+      const file = path.join(dir, 'h.db');
+      try {
+        const line = 'line ✓ with unicode — 0123456789 😀\r\n';
+        const content = line.repeat(Math.ceil((1024 * 1024) / line.length));
+        const writer = new HarnessDatabase(file);
+        const id = new SessionRepository(writer).create({ userId: 1, executionMode: 'CLOUD', permissionLevel: 'FULL', workspace: 'w' }).id;
+        new MessageRepository(writer).append(id, 'exec-1', { role: 'tool', content, tool_call_id: 'big' });
+        writer.close();
+
+        const reader = new HarnessDatabase(file);
+        const [stored] = new MessageRepository(reader).listBySession(id);
+        reader.close();
+        expect(stored.content?.length).toBe(content.length);
+        expect(stored.content === content).toBe(true);
+      } finally {
+        fs.rmSync(dir, { recursive: true, force: true });
+      }
+    });
+
+    it('turns a lone surrogate, which UTF-8 cannot hold, into one U+FFFD and keeps pairs', () => {
+      messages.append(sessionId, null, { role: 'tool', content: 'a\ud800b\udc00c😀', tool_call_id: 'c' });
+      expect(messages.listBySession(sessionId)[0].content).toBe('a\ufffdb\ufffdc😀');
+    });
+
+    it('keeps a lone surrogate inside tool call arguments (JSON escapes it)', () => {
+      const message: ChatMessage = {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: 'c', type: 'function', function: { name: 'x', arguments: '"\ud800"' } }],
+      };
+      expect(messages.append(sessionId, null, message).toolCalls).toEqual(message.tool_calls);
+    });
+
+    it('refuses an unknown role', () => {
+      expect(() => messages.append(sessionId, null, { role: 'developer' as never, content: 'x' })).toThrow(InvalidRecordError);
+    });
+
+    it('refuses a message of a session that does not exist', () => {
+      expect(() => messages.append(9999, null, { role: 'user', content: 'x' })).toThrow(/FOREIGN KEY/);
+    });
+  });
+
+  describe('appendMany', () => {
+    it('appends a batch in order', () => {
+      const records = messages.appendMany(sessionId, 'exec-2', [
+        { role: 'user', content: 'read a.txt' },
+        assistantCall,
+        { role: 'tool', content: 'A', tool_call_id: 'call_1' },
+      ]);
+      expect(records.map((record) => record.role)).toEqual(['user', 'assistant', 'tool']);
+      expect(messages.listBySession(sessionId)).toEqual(records);
+    });
+
+    describe('when one message of the batch cannot be written', () => {
+      beforeEach(() => {
+        messages.append(sessionId, 'exec-1', { role: 'user', content: 'before' });
+      });
+
+      const contents = () => messages.listBySession(sessionId).map((record) => record.content);
+
+      it('writes none of it when the repository refuses a message', () => {
+        const batch: ChatMessage[] = [
+          { role: 'user', content: 'one' },
+          { role: 'assistant', content: 'two' },
+          { role: undefined as never, content: 'three' },
+        ];
+        expect(() => messages.appendMany(sessionId, 'exec-2', batch)).toThrow(InvalidRecordError);
+        expect(contents()).toEqual(['before']);
+      });
+
+      it('writes none of it when tool calls cannot be serialised', () => {
+        const circular: unknown[] = [];
+        circular.push(circular);
+        const batch: ChatMessage[] = [
+          { role: 'user', content: 'one' },
+          { role: 'assistant', content: null, tool_calls: circular as never },
+        ];
+        expect(() => messages.appendMany(sessionId, 'exec-2', batch)).toThrow(TypeError);
+        expect(contents()).toEqual(['before']);
+      });
+
+      it('writes none of it when the database aborts a later insert', () => {
+        database.connection.exec(
+          `CREATE TRIGGER poison BEFORE INSERT ON messages WHEN NEW.content = 'poison'
+           BEGIN SELECT RAISE(ABORT, 'poisoned row'); END`,
+        );
+        const batch: ChatMessage[] = [
+          { role: 'user', content: 'one' },
+          { role: 'assistant', content: 'two' },
+          { role: 'user', content: 'poison' },
+          { role: 'assistant', content: 'four' },
+        ];
+        expect(() => messages.appendMany(sessionId, 'exec-2', batch)).toThrow('poisoned row');
+        expect(contents()).toEqual(['before']);
+      });
+    });
+  });
+
+  describe('listBySession', () => {
+    it('lists only the session’s messages, in insertion order', () => {
+      const sessions = new SessionRepository(database);
+      const otherId = sessions.create({ userId: 2, executionMode: 'CLOUD', permissionLevel: 'FULL', workspace: 'o' }).id;
+      messages.append(sessionId, null, { role: 'user', content: '1' });
+      messages.append(otherId, null, { role: 'user', content: 'other' });
+      messages.append(sessionId, null, { role: 'assistant', content: '2' });
+      messages.append(sessionId, null, { role: 'user', content: '3' });
+      expect(messages.listBySession(sessionId).map((record) => record.content)).toEqual(['1', '2', '3']);
+      expect(messages.listBySession(otherId).map((record) => record.content)).toEqual(['other']);
+      expect(messages.listBySession(12345)).toEqual([]);
+    });
+  });
+
+  describe('toChatMessages', () => {
+    it('rebuilds the conversation the model saw, naming each tool message after its call', () => {
+      const conversation: ChatMessage[] = [
+        { role: 'system', content: 'be brief' },
+        { role: 'user', content: 'read a.txt' },
+        assistantCall,
+        { role: 'tool', content: 'A\n', tool_call_id: 'call_1' },
+        { role: 'tool', content: '{"error":"Invalid JSON arguments"}', tool_call_id: 'call_2' },
+        { role: 'assistant', content: 'done' },
+      ];
+      messages.appendMany(sessionId, 'exec-1', conversation);
+      expect(messages.toChatMessages(sessionId)).toEqual([
+        { role: 'system', content: 'be brief' },
+        { role: 'user', content: 'read a.txt' },
+        assistantCall,
+        { role: 'tool', content: 'A\n', tool_call_id: 'call_1', name: 'read_file' },
+        { role: 'tool', content: '{"error":"Invalid JSON arguments"}', tool_call_id: 'call_2', name: 'shell' },
+        { role: 'assistant', content: 'done' },
+      ]);
+    });
+
+    it('reads damaged tool calls as none instead of failing the conversation', () => {
+      const record = messages.append(sessionId, null, assistantCall);
+      database.connection.prepare("UPDATE messages SET tool_calls = '[oops' WHERE id = ?").run(record.id);
+      expect(messages.toChatMessages(sessionId)).toEqual([{ role: 'assistant', content: null, tool_calls: [] }]);
+    });
+  });
+});

@@ -1,0 +1,142 @@
+import type { Statement } from 'better-sqlite3';
+import type { ChatMessage, ChatRole, ToolCall } from '../../harness/llm/chat-request';
+import type { HarnessDatabase } from './harness-database';
+import { InvalidRecordError } from './persistence-errors';
+
+const CHAT_ROLES: readonly ChatRole[] = ['system', 'user', 'assistant', 'tool'];
+
+/** A stored conversation message, shaped like the `GET /api/sessions/:id/messages` answer. */
+export interface MessageRecord {
+  id: number;
+  sessionId: number;
+  /** The run that produced the message; `null` for messages written outside a run. */
+  executionId: string | null;
+  role: ChatRole;
+  /** Exactly the text the model saw or wrote; `null` for a tool-calls-only assistant message. */
+  content: string | null;
+  /** Present on assistant messages that called tools. */
+  toolCalls?: ToolCall[];
+  /** Present on tool messages: the call this message answers. */
+  toolCallId?: string;
+  /** ISO-8601. */
+  createdAt: string;
+}
+
+interface MessageRow {
+  id: number;
+  session_id: number;
+  execution_id: string | null;
+  role: string;
+  content: string | null;
+  tool_calls: string | null;
+  tool_call_id: string | null;
+  created_at: string;
+}
+
+type InsertParameters = [number, string | null, string, string | null, string | null, string | null, string];
+
+/**
+ * A session's conversation, in the order it happened. Content is stored as given: no trimming and
+ * no re-serialisation, so a tool message holds the very string the model saw. (SQLite keeps text
+ * as UTF-8, which cannot hold a lone UTF-16 surrogate; such a code unit is stored as one U+FFFD,
+ * as a UTF-8 HTTP answer would carry it.)
+ *
+ * Not stored: `name`, `is_error` and `reasoning_content` of a {@link ChatMessage}; `toChatMessages`
+ * restores a tool message's `name` from the call it answers.
+ */
+export class MessageRepository {
+  private readonly insertStatement: Statement<InsertParameters>;
+  private readonly byIdStatement: Statement<[number], MessageRow>;
+  private readonly bySessionStatement: Statement<[number], MessageRow>;
+
+  constructor(private readonly database: HarnessDatabase) {
+    const db = database.connection;
+    this.insertStatement = db.prepare(
+      `INSERT INTO messages (session_id, execution_id, role, content, tool_calls, tool_call_id, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?)`,
+    );
+    this.byIdStatement = db.prepare('SELECT * FROM messages WHERE id = ?');
+    this.bySessionStatement = db.prepare('SELECT * FROM messages WHERE session_id = ? ORDER BY id');
+  }
+
+  /**
+   * @throws InvalidRecordError for an unknown role; the database's error for a missing session.
+   */
+  append(sessionId: number, executionId: string | null, message: ChatMessage): MessageRecord {
+    if (!(CHAT_ROLES as readonly unknown[]).includes(message.role)) {
+      throw new InvalidRecordError('role', message.role, CHAT_ROLES);
+    }
+    const { lastInsertRowid } = this.insertStatement.run(
+      sessionId,
+      executionId,
+      message.role,
+      message.content == null ? null : toWellFormed(message.content),
+      message.tool_calls === undefined ? null : JSON.stringify(message.tool_calls),
+      message.tool_call_id ?? null,
+      this.database.timestamp(),
+    );
+    return toRecord(this.byIdStatement.get(Number(lastInsertRowid)) as MessageRow);
+  }
+
+  /** Appends all messages in one transaction: if one cannot be written, none is. */
+  appendMany(sessionId: number, executionId: string | null, messages: readonly ChatMessage[]): MessageRecord[] {
+    return this.database.transaction(() => messages.map((message) => this.append(sessionId, executionId, message)));
+  }
+
+  /** The session's messages in the order they were appended. */
+  listBySession(sessionId: number): MessageRecord[] {
+    return this.bySessionStatement.all(sessionId).map(toRecord);
+  }
+
+  /** The session's conversation as chat messages, ready to send with the next run. */
+  toChatMessages(sessionId: number): ChatMessage[] {
+    const toolNames = new Map<string, string>();
+    return this.listBySession(sessionId).map((record) => {
+      const message: ChatMessage = { role: record.role, content: record.content };
+      if (record.toolCalls !== undefined) {
+        message.tool_calls = record.toolCalls;
+        for (const call of record.toolCalls) toolNames.set(call.id, call.function.name);
+      }
+      if (record.toolCallId !== undefined) {
+        message.tool_call_id = record.toolCallId;
+        const name = toolNames.get(record.toolCallId);
+        if (name !== undefined) message.name = name;
+      }
+      return message;
+    });
+  }
+}
+
+const LONE_SURROGATE = /\p{Surrogate}/gu;
+
+// Without this, SQLite would keep the surrogate's three WTF-8 bytes and read them back as three
+// replacement characters.
+function toWellFormed(text: string): string {
+  LONE_SURROGATE.lastIndex = 0;
+  return LONE_SURROGATE.test(text) ? text.replace(LONE_SURROGATE, '\ufffd') : text;
+}
+
+function toRecord(row: MessageRow): MessageRecord {
+  const record: MessageRecord = {
+    id: row.id,
+    sessionId: row.session_id,
+    executionId: row.execution_id,
+    role: row.role as ChatRole,
+    content: row.content,
+    createdAt: row.created_at,
+  };
+  if (row.tool_calls !== null) record.toolCalls = readToolCalls(row.tool_calls);
+  if (row.tool_call_id !== null) record.toolCallId = row.tool_call_id;
+  return record;
+}
+
+// Only this repository writes the column, so anything else means a damaged row: it yields no calls
+// rather than breaking the whole conversation.
+function readToolCalls(json: string): ToolCall[] {
+  try {
+    const value: unknown = JSON.parse(json);
+    return Array.isArray(value) ? (value as ToolCall[]) : [];
+  } catch {
+    return [];
+  }
+}

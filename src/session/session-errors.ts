@@ -1,0 +1,29 @@
+/** The session does not exist, or belongs to another user (both look the same from outside). */
+export class SessionNotFoundError extends Error {
+  override readonly name = 'SessionNotFoundError';
+  constructor(readonly sessionId: number) {
+    super(`Session ${sessionId} not found`);
+  }
+}
+
+/** A request names something that does not exist; `field` says which part of the body. */
+export class InvalidSessionInputError extends Error {
+  override readonly name = 'InvalidSessionInputError';
+  constructor(
+    readonly field: string,
+    message: string,
+  ) {
+    super(`${field}: ${message}`);
+  }
+}
+
+/** The session already has a run in progress (one run per session at a time). */
+export class RunAlreadyActiveError extends Error {
+  override readonly name = 'RunAlreadyActiveError';
+  constructor(
+    readonly sessionId: number,
+    readonly executionId: string,
+  ) {
+    super(`Session ${sessionId} already has an active run (${executionId})`);
+  }
+}

@@ -1,0 +1,51 @@
+/** The client → server frame types of interface.md. */
+export const CLIENT_FRAME_TYPES = ['tool_response', 'ask_user_answer', 'cancel'] as const;
+export type ClientFrameType = (typeof CLIENT_FRAME_TYPES)[number];
+
+/** The pseudo-event a frame we cannot use is routed to; it carries the problem. */
+export const INVALID_FRAME = 'invalid_frame';
+
+export interface ParsedFrame {
+  event: ClientFrameType | typeof INVALID_FRAME;
+  data: Record<string, unknown>;
+}
+
+/**
+ * Reads one WebSocket frame into the `{event, data}` form the Nest ws adapter routes on.
+ * Anything unusable becomes an `invalid_frame` event whose `data.message` names the problem.
+ */
+export function parseClientFrame(raw: unknown): ParsedFrame {
+  const text = typeof raw === 'string' ? raw : Buffer.isBuffer(raw) ? raw.toString('utf8') : String(raw);
+  let frame: unknown;
+  try {
+    frame = JSON.parse(text);
+  } catch {
+    return invalid('Frame is not valid JSON');
+  }
+  if (frame === null || typeof frame !== 'object' || Array.isArray(frame)) {
+    return invalid('Frame must be a JSON object');
+  }
+  const type = (frame as { type?: unknown }).type;
+  if (typeof type !== 'string') return invalid("Frame has no string field 'type'");
+  if (!(CLIENT_FRAME_TYPES as readonly string[]).includes(type)) return invalid(`Unknown frame type '${type}'`);
+  return { event: type as ClientFrameType, data: frame as Record<string, unknown> };
+}
+
+function invalid(message: string): ParsedFrame {
+  return { event: INVALID_FRAME, data: { message } };
+}
+
+/** Reads a required field of a frame, or says which one is missing or of the wrong type. */
+export function requireField<T extends 'string' | 'integer'>(
+  frame: Record<string, unknown>,
+  field: string,
+  kind: T,
+): { ok: true; value: T extends 'string' ? string : number } | { ok: false; message: string } {
+  const value = frame[field];
+  const matches = kind === 'string' ? typeof value === 'string' : Number.isSafeInteger(value);
+  if (!matches) {
+    const type = (frame as { type?: unknown }).type;
+    return { ok: false, message: `${String(type)} frame needs field '${field}' (${kind === 'string' ? 'a string' : 'an integer'})` };
+  }
+  return { ok: true, value: value as T extends 'string' ? string : number };
+}

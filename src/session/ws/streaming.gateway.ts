@@ -1,0 +1,160 @@
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import { Logger } from '@nestjs/common';
+import { ConnectedSocket, MessageBody, SubscribeMessage, WebSocketGateway, type OnGatewayConnection, type OnGatewayDisconnect } from '@nestjs/websockets';
+import type { WebSocket } from 'ws';
+import { LocalToolSessionRegistry } from '../../harness/local/local-tool-session-registry';
+import { AskUserQuestionsRegistry } from '../../harness/tool/ask-user-questions-registry';
+import { TokenAuthenticator } from '../auth/token-authenticator';
+import { RunService } from '../run/run.service';
+import { SessionService } from '../session-service';
+import { INVALID_FRAME, requireField } from './client-frame';
+import { sendFrame, StreamingWsRegistry } from './streaming-ws-registry';
+import { createWsEvent } from './ws-event';
+
+/** Close code for a missing or unknown token (interface.md). */
+export const WS_UNAUTHORIZED = 4401;
+
+interface Connection {
+  id: string;
+  userId: number;
+}
+
+/**
+ * The WebSocket endpoint `/ws?token=...`: authenticates connections, registers them for the
+ * user's event stream and LOCAL tool requests, and applies client frames. A client can only
+ * answer or cancel its own user's sessions; any frame it cannot use gets an `error` event and
+ * changes nothing.
+ */
+@WebSocketGateway({ path: '/ws' })
+export class StreamingGateway implements OnGatewayConnection, OnGatewayDisconnect {
+  private readonly logger = new Logger('StreamingGateway');
+  private readonly connections = new WeakMap<WebSocket, Connection>();
+
+  private readonly deps: {
+    authenticator: TokenAuthenticator;
+    registry: StreamingWsRegistry;
+    localSessions: LocalToolSessionRegistry;
+    askUserQuestions: AskUserQuestionsRegistry;
+    sessions: SessionService;
+    runs: RunService;
+  };
+
+  constructor(
+    authenticator: TokenAuthenticator,
+    registry: StreamingWsRegistry,
+    localSessions: LocalToolSessionRegistry,
+    askUserQuestions: AskUserQuestionsRegistry,
+    sessions: SessionService,
+    runs: RunService,
+  ) {
+    this.deps = { authenticator, registry, localSessions, askUserQuestions, sessions, runs };
+  }
+
+  handleConnection(client: WebSocket, request: IncomingMessage): void {
+    const token = new URL(request.url ?? '/', 'http://localhost').searchParams.get('token');
+    const userId = this.deps.authenticator.userFor(token);
+    if (userId === undefined) {
+      client.close(WS_UNAUTHORIZED, 'Unauthorized');
+      return;
+    }
+    const connection = { id: randomUUID(), userId };
+    this.connections.set(client, connection);
+    this.deps.registry.add(userId, client);
+    this.deps.localSessions.addConnection(connection.id, userId, (event) => {
+      if (!sendFrame(client, JSON.stringify(event))) throw new Error('connection is not open');
+    });
+    client.on('error', (error) => this.logger.warn(`connection ${connection.id}: ${error.message}`));
+  }
+
+  handleDisconnect(client: WebSocket): void {
+    const connection = this.connections.get(client);
+    if (!connection) return;
+    this.connections.delete(client);
+    this.deps.registry.remove(connection.userId, client);
+    this.deps.localSessions.removeConnection(connection.id);
+  }
+
+  @SubscribeMessage('tool_response')
+  onToolResponse(@ConnectedSocket() client: WebSocket, @MessageBody() frame: Record<string, unknown>): void {
+    this.handle(client, frame, (connection) => {
+      const sessionId = this.ownedSession(connection, frame);
+      const requestId = requireField(frame, 'requestId', 'string');
+      if (!requestId.ok) return requestId.message;
+      const result = requireField(frame, 'result', 'string');
+      if (!result.ok) return result.message;
+      if (sessionId === null) return `Session ${String(frame.sessionId)} not found`;
+      if (this.deps.localSessions.sessionOfRequest(requestId.value) !== sessionId
+        || !this.deps.localSessions.completeRequest(requestId.value, result.value, connection.userId)) {
+        return `No pending tool request '${requestId.value}' for session ${sessionId}`;
+      }
+      return null;
+    });
+  }
+
+  @SubscribeMessage('ask_user_answer')
+  onAskUserAnswer(@ConnectedSocket() client: WebSocket, @MessageBody() frame: Record<string, unknown>): void {
+    this.handle(client, frame, (connection) => {
+      const sessionId = this.ownedSession(connection, frame);
+      const requestId = requireField(frame, 'requestId', 'string');
+      if (!requestId.ok) return requestId.message;
+      if (!('answers' in frame)) return "ask_user_answer frame needs field 'answers'";
+      if (sessionId === null) return `Session ${String(frame.sessionId)} not found`;
+      if (this.deps.askUserQuestions.sessionOf(requestId.value) !== sessionId
+        || !this.deps.askUserQuestions.complete(requestId.value, frame.answers)) {
+        return `No pending questions '${requestId.value}' for session ${sessionId}`;
+      }
+      return null;
+    });
+  }
+
+  @SubscribeMessage('cancel')
+  onCancel(@ConnectedSocket() client: WebSocket, @MessageBody() frame: Record<string, unknown>): void {
+    this.handle(client, frame, (connection) => {
+      const sessionId = this.ownedSession(connection, frame);
+      if (sessionId === null) return `Session ${String(frame.sessionId)} not found`;
+      this.deps.runs.cancel(sessionId);
+      return null;
+    });
+  }
+
+  @SubscribeMessage(INVALID_FRAME)
+  onInvalidFrame(@ConnectedSocket() client: WebSocket, @MessageBody() data: { message: string }): void {
+    this.handle(client, data, () => data.message);
+  }
+
+  /** Runs a frame handler; a returned string (or a throw) is reported to the client as an `error` event. */
+  private handle(client: WebSocket, frame: Record<string, unknown>, apply: (connection: Connection) => string | null): void {
+    const connection = this.connections.get(client);
+    if (!connection) return;
+    let problem: string | null;
+    try {
+      problem = apply(connection);
+    } catch (error) {
+      if (error instanceof FrameFieldError) {
+        problem = error.message;
+      } else {
+        this.logger.error(`frame from user ${connection.userId} failed: ${error instanceof Error ? error.stack : String(error)}`);
+        problem = 'The frame could not be processed';
+      }
+    }
+    if (problem !== null) {
+      const sessionId = Number.isSafeInteger(frame.sessionId) ? (frame.sessionId as number) : null;
+      sendFrame(client, JSON.stringify(createWsEvent('error', sessionId, { message: problem })));
+    }
+  }
+
+  /** The frame's session id if the connection's user owns that session; otherwise null. */
+  private ownedSession(connection: Connection, frame: Record<string, unknown>): number | null {
+    const sessionId = requireField(frame, 'sessionId', 'integer');
+    if (!sessionId.ok) throw new FrameFieldError(sessionId.message);
+    try {
+      this.deps.sessions.getOwned(sessionId.value, connection.userId);
+      return sessionId.value;
+    } catch {
+      return null;
+    }
+  }
+}
+
+class FrameFieldError extends Error {}

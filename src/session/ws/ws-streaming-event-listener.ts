@@ -1,0 +1,166 @@
+import type { AgentEventListener } from '../../harness/core/agent-event-listener';
+import type { ChatUsage } from '../../harness/llm/chat-request';
+import { describeToolActivity } from '../persistence/activity-describer';
+import type { StreamingWsRegistry } from './streaming-ws-registry';
+import { createWsEvent, type WsEventType } from './ws-event';
+
+/** What the listener hands to the store for each tool result. */
+export interface ToolActivityInput {
+  sessionId: number;
+  executionId: string;
+  toolCallId: string;
+  toolName: string;
+  type: string;
+  target: string;
+  summary: string;
+  status: 'SUCCESS' | 'ERROR';
+  metadata: Record<string, unknown>;
+}
+
+/** Where activities are written (the SQLite activity repository in the server). */
+export interface ActivityRecorder {
+  record(input: ToolActivityInput): { id: number };
+}
+
+export interface WsStreamingEventListenerOptions {
+  registry: StreamingWsRegistry;
+  activities: ActivityRecorder;
+  /** The user whose connections receive the run's events (the session owner). */
+  userId: number;
+  sessionId: number;
+  executionId: string;
+  now?: () => number;
+  logger?: { warn(message: string): void };
+}
+
+interface ToolCallSeen {
+  name: string;
+  arguments: string;
+}
+
+/**
+ * Turns agent-loop callbacks into the WebSocket events of interface.md for one run, and records
+ * an activity per tool result. A failing send or activity write is logged and swallowed: the
+ * run never breaks because its audience or its audit trail did.
+ */
+export class WsStreamingEventListener implements AgentEventListener {
+  private readonly calls = new Map<string, ToolCallSeen>();
+  private readonly now: () => number;
+
+  constructor(private readonly options: WsStreamingEventListenerOptions) {
+    this.now = options.now ?? Date.now;
+  }
+
+  onContentDelta(delta: string): void {
+    this.emit('content_delta', { delta });
+  }
+
+  onThinkingStart(): void {
+    this.emit('thinking_start', {});
+  }
+
+  onThinkingDelta(delta: string): void {
+    this.emit('thinking_delta', { delta });
+  }
+
+  onThinkingEnd(): void {
+    this.emit('thinking_end', {});
+  }
+
+  onToolCallStart(toolCallId: string, toolName: string, argumentsJson: string): void {
+    if (this.calls.has(toolCallId)) return;
+    this.calls.set(toolCallId, { name: toolName, arguments: argumentsJson ?? '' });
+    this.emit('tool_call_start', { tool_call_id: toolCallId, tool_name: toolName, arguments: argumentsJson ?? '' });
+  }
+
+  onToolCallArgsDelta(toolCallId: string, argumentsDelta: string): void {
+    const call = this.calls.get(toolCallId);
+    if (call) call.arguments += argumentsDelta;
+    this.emit('tool_call_args_delta', { tool_call_id: toolCallId, arguments: argumentsDelta });
+  }
+
+  onToolCallResult(toolCallId: string, result: string): void {
+    const call = this.calls.get(toolCallId);
+    const toolName = call?.name ?? 'unknown';
+    const isError = isErrorResult(result);
+    const activity = describeToolActivity(toolName, call?.arguments ?? '', result, isError);
+    this.emit('tool_call_result', {
+      tool_call_id: toolCallId,
+      tool_name: toolName,
+      result,
+      status: isError ? 'error' : 'success',
+      summary: activity.summary,
+    });
+    this.recordActivity(toolCallId, toolName, activity, isError);
+  }
+
+  onMessageEnd(usage: ChatUsage | null): void {
+    this.emit('message_end', {
+      prompt_tokens: usage?.promptTokens ?? 0,
+      completion_tokens: usage?.completionTokens ?? 0,
+      total_tokens: usage?.totalTokens ?? 0,
+    });
+  }
+
+  onError(message: string): void {
+    this.emit('error', { message });
+  }
+
+  private recordActivity(
+    toolCallId: string,
+    toolName: string,
+    activity: { type: string; target: string; summary: string },
+    isError: boolean,
+  ): void {
+    const status = isError ? 'ERROR' : 'SUCCESS';
+    try {
+      const { id } = this.options.activities.record({
+        sessionId: this.options.sessionId,
+        executionId: this.options.executionId,
+        toolCallId,
+        toolName,
+        type: activity.type,
+        target: activity.target,
+        summary: activity.summary,
+        status,
+        metadata: {},
+      });
+      this.emit('activity', { id, type: activity.type, target: activity.target, summary: activity.summary, status });
+    } catch (error) {
+      this.options.logger?.warn(`activity for tool call ${toolCallId} was not recorded: ${describe(error)}`);
+    }
+  }
+
+  private emit(type: WsEventType, data: Record<string, unknown>): void {
+    try {
+      const event = createWsEvent(type, this.options.sessionId, { ...data, executionId: this.options.executionId }, this.now);
+      this.options.registry.sendToUser(this.options.userId, event);
+    } catch (error) {
+      this.options.logger?.warn(`event ${type} was not sent: ${describe(error)}`);
+    }
+  }
+}
+
+/**
+ * The legacy status heuristic: a result that parses as a JSON object with an `error` key is an
+ * error; so is one with an `exit_code` whose `Number(...)` is not 0; anything else (plain text,
+ * arrays, invalid JSON) is a success.
+ */
+export function isErrorResult(result: string): boolean {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(result);
+  } catch {
+    return false;
+  }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) return false;
+  if (Object.prototype.hasOwnProperty.call(parsed, 'error')) return true;
+  if (Object.prototype.hasOwnProperty.call(parsed, 'exit_code')) {
+    return Number((parsed as { exit_code: unknown }).exit_code) !== 0;
+  }
+  return false;
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,179 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { HttpClient } from './support/http-client';
+import { MCP_DEMO_SERVER } from './support/test-harness';
+import { withTimeout } from './support/ws-test-client';
+
+const MAIN = path.resolve(__dirname, '../dist/main.js');
+const READY = /^harness listening on (http:\/\/[^\s:]+:(\d+))$/m;
+
+/** `node dist/main.js` as a child process, with everything it printed so far. */
+interface ServerProcess {
+  child: ChildProcess;
+  stdout: () => string;
+  stderr: () => string;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+function spawnServer(env: Record<string, string>): ServerProcess {
+  // Only what the server needs: no HARNESS_* or LLM_* variables leak in from the test's environment.
+  const child = spawn(process.execPath, [MAIN], {
+    env: { PATH: process.env.PATH ?? '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  );
+  return { child, stdout: () => stdout, stderr: () => stderr, exited };
+}
+
+/** Resolves with the URL from the ready line; fails if the process exits or stays silent. */
+async function waitUntilListening(server: ServerProcess, timeoutMs = 10_000): Promise<string> {
+  const ready = new Promise<string>((resolve, reject) => {
+    const check = () => {
+      const match = READY.exec(server.stdout());
+      if (match) {
+        server.child.stdout?.off('data', check);
+        resolve(match[1]);
+      }
+    };
+    server.child.stdout?.on('data', check);
+    void server.exited.then(({ code, signal }) =>
+      reject(new Error(`server exited (code ${code}, signal ${signal}) before listening:\n${server.stdout()}\n${server.stderr()}`)),
+    );
+    check();
+  });
+  return withTimeout(ready, timeoutMs, `no ready line; stdout so far:\n${server.stdout()}`);
+}
+
+/** Polls an async condition (for state another process owns, which sends no event). */
+async function waitUntil(condition: () => Promise<boolean>, description: string, timeoutMs = 5_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting until ${description}`);
+    await new Promise<void>((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+describe('the server process', () => {
+  let scratch: string;
+  let server: ServerProcess | null = null;
+
+  beforeEach(() => {
+    scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'harness-process-'));
+  });
+
+  afterEach(async () => {
+    if (server && server.child.exitCode === null && server.child.signalCode === null) {
+      server.child.kill('SIGKILL');
+      await server.exited;
+    }
+    server = null;
+    fs.rmSync(scratch, { recursive: true, force: true });
+  });
+
+  const baseEnv = () => ({
+    PORT: '0',
+    HARNESS_DB: path.join(scratch, 'harness.db'),
+    HARNESS_WORKSPACE_ROOT: path.join(scratch, 'workspaces'),
+    LLM_PROTOCOL: 'scripted',
+  });
+
+  it('prints its address, serves HTTP, and exits with 0 on SIGTERM', async () => {
+    server = spawnServer({ ...baseEnv(), HARNESS_TOKENS: 'proc-token=1' });
+    const url = await waitUntilListening(server);
+    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(Number(READY.exec(server.stdout())?.[2])).toBeGreaterThan(0);
+
+    const health = await new HttpClient(url, null).get('/health');
+    expect(health).toEqual(expect.objectContaining({ status: 200, body: { status: 'ok' } }));
+    const created = await new HttpClient(url, 'proc-token').post('/api/sessions', { executionMode: 'CLOUD', permissionLevel: 'FULL' });
+    expect(created.status).toBe(201);
+    expect(server.stdout()).not.toContain('token for user 1');
+
+    server.child.kill('SIGTERM');
+    const exit = await withTimeout(server.exited, 5_000, 'the server did not exit after SIGTERM');
+    expect(exit).toEqual({ code: 0, signal: null });
+    expect(server.stderr()).toBe('');
+    // The database was closed properly: the file is there and a new process can open it.
+    expect(fs.existsSync(path.join(scratch, 'harness.db'))).toBe(true);
+  });
+
+  it('keeps its data in HARNESS_DB across restarts', async () => {
+    server = spawnServer({ ...baseEnv(), HARNESS_TOKENS: 'proc-token=1' });
+    let url = await waitUntilListening(server);
+    const created = await new HttpClient(url, 'proc-token').post('/api/sessions', { executionMode: 'LOCAL', permissionLevel: 'SMART' });
+    server.child.kill('SIGTERM');
+    expect((await withTimeout(server.exited, 5_000, 'no exit after SIGTERM')).code).toBe(0);
+
+    server = spawnServer({ ...baseEnv(), HARNESS_TOKENS: 'proc-token=1' });
+    url = await waitUntilListening(server);
+    const again = await new HttpClient(url, 'proc-token').get(`/api/sessions/${created.body.id}`);
+    expect(again.status).toBe(200);
+    expect(again.body).toEqual(created.body);
+    server.child.kill('SIGINT');
+    expect(await withTimeout(server.exited, 5_000, 'no exit after SIGINT')).toEqual({ code: 0, signal: null });
+  });
+
+  it('without HARNESS_TOKENS prints a generated token that works', async () => {
+    server = spawnServer(baseEnv());
+    const url = await waitUntilListening(server);
+    const match = /token for user 1: (\S+)/.exec(server.stdout());
+    expect(match).not.toBeNull();
+    const token = String(match?.[1]);
+    expect(token.length).toBeGreaterThanOrEqual(16);
+
+    const session = await new HttpClient(url, token).post('/api/sessions', { executionMode: 'CLOUD', permissionLevel: 'FULL' });
+    expect(session.status).toBe(201);
+    expect(session.body.userId).toBe(1);
+    expect((await new HttpClient(url, 'guess').get('/api/tools')).status).toBe(401);
+
+    server.child.kill('SIGTERM');
+    expect((await withTimeout(server.exited, 5_000, 'no exit after SIGTERM')).code).toBe(0);
+  });
+
+  it('stops the MCP server processes it started when it exits', async () => {
+    const mcpConfig = path.join(scratch, 'mcp.json');
+    fs.writeFileSync(mcpConfig, JSON.stringify({ servers: [{ id: 1, name: 'demo', type: 'stdio', command: process.execPath, args: [MCP_DEMO_SERVER] }] }));
+    const script = { rounds: [{ toolCalls: [{ name: 'mcp__demo__pid', arguments: {} }] }, { content: 'got the pid' }] };
+    server = spawnServer({ ...baseEnv(), HARNESS_TOKENS: 'proc-token=1', HARNESS_MCP_CONFIG: mcpConfig, LLM_SCRIPT: JSON.stringify(script) });
+    const api = new HttpClient(await waitUntilListening(server), 'proc-token');
+    const session = await api.post('/api/sessions', { executionMode: 'CLOUD', permissionLevel: 'FULL', mcpServers: [1] });
+    expect((await api.post(`/api/sessions/${session.body.id}/messages`, { content: 'which process?' })).status).toBe(202);
+    let pid = NaN;
+    await waitUntil(async () => {
+      const messages = (await api.get(`/api/sessions/${session.body.id}/messages`)).body as Array<{ role: string; content: string }>;
+      pid = Number(messages.find((message) => message.role === 'tool')?.content);
+      return messages.at(-1)?.content === 'got the pid';
+    }, 'the scripted run finished');
+    expect(Number.isInteger(pid)).toBe(true);
+    expect(isAlive(pid)).toBe(true);
+
+    server.child.kill('SIGTERM');
+    expect(await withTimeout(server.exited, 5_000, 'no exit after SIGTERM')).toEqual({ code: 0, signal: null });
+    await waitUntil(async () => !isAlive(pid), `MCP server process ${pid} ended`);
+  });
+
+  it('refuses a bad configuration with a message naming the variable and a non-zero exit', async () => {
+    server = spawnServer({ ...baseEnv(), HARNESS_TOKENS: 'no-user-id' });
+    const exit = await withTimeout(server.exited, 10_000, 'the server did not exit');
+    expect(exit.code).not.toBe(0);
+    expect(server.stderr()).toContain('HARNESS_TOKENS');
+    expect(server.stdout()).not.toMatch(READY);
+  });
+});
