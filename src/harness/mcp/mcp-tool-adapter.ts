@@ -1,5 +1,6 @@
 import { BaseTool } from '../tool/tool';
 import { isPlainObject } from '../tool/tool-arguments';
+import type { ToolDescriptor } from '../tool/tool-descriptor';
 import type { McpClientManager } from './mcp-client-manager';
 import type { McpToolRef } from './mcp-tool-ref';
 
@@ -44,6 +45,22 @@ export class McpToolAdapter extends BaseTool {
   /** Which server and tool this adapter stands for. */
   getRef(): McpToolRef {
     return this.ref;
+  }
+
+  /**
+   * An MCP tool, run by the MCP server through the client manager (CLOUD) or, when the adapter was
+   * built without one, by the desktop client (LOCAL). The constructor's `clientManager == null`
+   * convention is the only thing that tells the two apart: if adapters are ever built another
+   * way, this is the one place to change.
+   */
+  override getDescriptor(): ToolDescriptor {
+    return {
+      name: this.getName(),
+      source: 'mcp',
+      executor: this.clientManager ? 'mcp-server' : 'desktop',
+      serverId: this.ref.serverId,
+      originalName: this.ref.toolName,
+    };
   }
 
   protected override executeWithSession(

@@ -1,3 +1,5 @@
+import type { ToolDescriptor } from './tool-descriptor';
+
 /**
  * The tool interface every tool implements, the `BaseTool` arity chain that built-in tools
  * extend, and `callTool`, the compatibility entry that picks the arity for a caller.
@@ -15,6 +17,11 @@ export interface Tool {
   getOutputSchema(): Record<string, unknown> | null;
   /** Optional extra guidance appended to the system prompt when the tool is offered. */
   getToolPrompt?(): string;
+  /**
+   * Who the tool is, where it comes from and where it runs. Optional, so tools written against
+   * the interface directly keep compiling; the dispatcher falls back to a built-in server tool.
+   */
+  getDescriptor?(): ToolDescriptor;
   /**
    * Runs the tool. The meaning of the optional arguments depends on how many are given
    * (see `BaseTool.execute`). A failure is reported as a JSON object string with an `error`
@@ -37,6 +44,11 @@ export abstract class BaseTool implements Tool {
 
   getOutputSchema(): Record<string, unknown> | null {
     return null;
+  }
+
+  /** Built-in tools run on the server; tools that come from elsewhere override this. */
+  getDescriptor(): ToolDescriptor {
+    return { name: this.getName(), source: 'builtin', executor: 'server' };
   }
 
   execute(argumentsJson: string, a?: unknown, b?: unknown, c?: unknown): string | Promise<string> {

@@ -1,0 +1,30 @@
+import type { LlmModelConfig } from '../llm/chat-request';
+import type { Tool } from './tool';
+
+/**
+ * One tool call with its whole context, explicit: what the dispatcher needs to decide where the
+ * call runs, whether it needs approval, and whom it runs as. Replaces the positional parameters
+ * of the legacy `dispatch`.
+ */
+export interface ToolInvocation {
+  /** The model's id for this call; results and events are keyed by it. */
+  callId: string;
+  toolName: string;
+  /** The arguments exactly as the model wrote them (possibly malformed JSON). */
+  argumentsJson: string;
+  /** `CLOUD` or `LOCAL`; `null` for calls outside a session. */
+  executionMode: string | null;
+  sessionId: number | null;
+  /** The session owner. */
+  userId: number | null;
+  /** The user the tool runs as when that differs from the owner (delegated or scheduled runs). */
+  executionUserId: number | null;
+  /** The session workspace the tool is confined to. */
+  workspace: string | null;
+  /** The level the run started with; in LOCAL mode the dispatcher re-reads the current one. */
+  permissionLevel: string | null;
+  /** The session's model, used by the danger assessor at SMART. */
+  modelConfig: LlmModelConfig | null;
+  /** The session's own tools (e.g. MCP adapters), looked up after the registry. */
+  sessionTools: Tool[] | null;
+}
