@@ -4,6 +4,7 @@ import type { Tool } from '../tool/tool';
 import { ToolCallContext } from '../tool/tool-call-context';
 import type { ToolDispatcher } from '../tool/tool-dispatcher';
 import type { ToolRegistry } from '../tool/tool-registry';
+import type { ToolResult } from '../tool/tool-result';
 import type { AgentEventListener } from './agent-event-listener';
 import type { AgentExecutionContext } from './agent-execution-context';
 import type { BackgroundTaskManager, BackgroundTaskResult } from './background-task-manager';
@@ -172,8 +173,8 @@ export class AgentLoop {
     );
     const toolMessages: ChatMessage[] = [];
     for (const [position, call] of toolCalls.entries()) {
-      const raw = await resultOrAbort(running[position], context.signal);
-      const content = raw === ABORTED ? TOOL_CANCELLED_RESULT : this.processToolResult(call.function.name, raw);
+      const result = await resultOrAbort(running[position], context.signal);
+      const content = result === ABORTED ? TOOL_CANCELLED_RESULT : this.processToolResult(call.function.name, result.content);
       toolMessages.push(context.addToolResult(call.id, call.function.name, content));
       notify('onToolCallResult', (l) => l.onToolCallResult(call.id, content));
     }
@@ -181,44 +182,37 @@ export class AgentLoop {
   }
 
   /**
-   * Runs one call through the dispatcher. Never rejects: a tool outside the allowed set and a
-   * thrown error both become a `Tool execution failed: …` result the model can read.
+   * Runs one call through the dispatcher's contract entry. Never rejects: a tool outside the
+   * allowed set is refused here with an error result, and the dispatcher turns a thrown error
+   * into one (`Tool execution failed: …`, the content the model has always read).
    */
-  private async dispatchTool(context: AgentExecutionContext, call: ToolCall): Promise<string> {
+  private async dispatchTool(context: AgentExecutionContext, call: ToolCall): Promise<ToolResult> {
     const name = call.function.name;
     if (!context.isToolAllowed(name)) {
-      return `Tool execution failed: tool '${name}' is not in the allowed tool set`;
+      const message = `tool '${name}' is not in the allowed tool set`;
+      return { callId: call.id, status: 'error', content: `Tool execution failed: ${message}`, errorMessage: message };
     }
-    try {
-      return await this.dispatcher.dispatch(
-        name,
-        call.function.arguments,
-        context.executionMode,
-        context.sessionId,
-        context.userId,
-        context.workspace,
-        context.permissionLevel,
-        context.modelConfig,
-        context.sessionTools,
-        context.executionUserId,
-      );
-    } catch (error) {
-      return `Tool execution failed: ${errorMessage(error)}`;
-    }
+    return this.dispatcher.dispatchInvocation({
+      callId: call.id,
+      toolName: name,
+      argumentsJson: call.function.arguments,
+      executionMode: context.executionMode,
+      sessionId: context.sessionId,
+      userId: context.userId,
+      executionUserId: context.executionUserId,
+      workspace: context.workspace,
+      permissionLevel: context.permissionLevel,
+      modelConfig: context.modelConfig,
+      sessionTools: context.sessionTools,
+    });
   }
 
   /**
-   * The content the model receives for a result. Tools are typed to return strings; anything
-   * else a tool hands back (an object, `undefined`) is turned into text rather than passed on.
+   * The content the model receives for a result: the dispatcher's content, unchanged (it is
+   * already text — the dispatcher turns whatever a tool returned into a string).
    */
-  private processToolResult(_toolName: string, result: unknown): string {
-    if (typeof result === 'string') return result;
-    if (result === undefined || result === null) return '';
-    try {
-      return JSON.stringify(result) ?? String(result);
-    } catch {
-      return String(result);
-    }
+  private processToolResult(_toolName: string, content: string): string {
+    return content;
   }
 
   private async injectBackgroundResults(context: AgentExecutionContext, persistence?: AgentRunPersistence): Promise<void> {
@@ -340,11 +334,11 @@ function backgroundResultMessage(task: BackgroundTaskResult): ChatMessage {
 
 /** A running call, with its result recorded as soon as it has one. */
 interface TrackedCall {
-  promise: Promise<string>;
-  settled: { value: string } | null;
+  promise: Promise<ToolResult>;
+  settled: { value: ToolResult } | null;
 }
 
-function trackSettlement(promise: Promise<string>): TrackedCall {
+function trackSettlement(promise: Promise<ToolResult>): TrackedCall {
   const tracked: TrackedCall = { promise, settled: null };
   promise.then(
     (value) => (tracked.settled = { value }),
@@ -354,7 +348,7 @@ function trackSettlement(promise: Promise<string>): TrackedCall {
 }
 
 /** A call that finished keeps its result even when the run was cancelled before it was applied. */
-async function resultOrAbort(call: TrackedCall | null, signal: AbortSignal): Promise<string | typeof ABORTED> {
+async function resultOrAbort(call: TrackedCall | null, signal: AbortSignal): Promise<ToolResult | typeof ABORTED> {
   if (call === null) return ABORTED;
   if (call.settled) return call.settled.value;
   return raceAbort(call.promise, signal);

@@ -7,10 +7,17 @@ import type { DangerAssessor } from './danger-assessor';
 import { validateAskUserQuestionsArguments } from './impl/ask-user-questions-tool';
 import { parsePermissionLevel } from './permission-level';
 import { callTool, type Tool } from './tool';
+import type { ToolDescriptor } from './tool-descriptor';
 import { UnknownToolError } from './tool-errors';
+import type { ToolInvocation } from './tool-invocation';
 import type { ToolRegistry } from './tool-registry';
+import { normalizeToolResult, type ToolResult } from './tool-result';
 
-/** Tool names with this prefix are MCP tools (`mcp__<server>__<tool>`). */
+/**
+ * Tool names with this prefix are MCP tools (`mcp__<server>__<tool>`).
+ * Fallback only: whether a tool is an MCP tool is a fact of its descriptor (`source: 'mcp'`);
+ * the prefix test covers tools without one. Do not add new consumers.
+ */
 export const MCP_TOOL_PREFIX = 'mcp__';
 
 /** Tools that run on the server whatever the execution mode: the session's todo list lives there. */
@@ -43,9 +50,16 @@ export interface ToolDispatcherDeps {
   backgroundTasks?: BackgroundTaskManager | null;
   /** How long `ask_user_questions` waits for an answer (default 10 minutes). */
   askTimeoutMs?: number;
+  /** Milliseconds from any origin, for `durationMs` (default `performance.now`). */
+  now?: () => number;
 }
 
 const NO_QUESTION_CLIENT = JSON.stringify({ error: 'No connected client to receive questions' });
+
+/** What a tool without a descriptor (or with no instance here, e.g. a desktop tool) is taken for. */
+function defaultDescriptor(toolName: string): ToolDescriptor {
+  return { name: toolName, source: 'builtin', executor: 'server' };
+}
 
 /**
  * The single policy centre for tool calls: where a call runs (server, desktop, MCP server),
@@ -61,6 +75,12 @@ export class ToolDispatcher {
   private readonly permissionLookup: PermissionLevelLookup | null;
   private readonly backgroundTasks: BackgroundTaskManager | null;
   private readonly askTimeoutMs: number;
+  /** Invocations built by the light legacy forms, which take the registry-only cloud path. */
+  private readonly lightInvocations = new WeakSet<ToolInvocation>();
+  /** What a failed call threw, so the legacy entry can throw it again. */
+  private readonly thrown = new WeakMap<ToolResult, unknown>();
+  /** A clock for `durationMs`; injectable for tests. */
+  private readonly now: () => number;
 
   constructor(deps: ToolDispatcherDeps) {
     this.registry = deps.registry;
@@ -71,6 +91,46 @@ export class ToolDispatcher {
     this.permissionLookup = deps.permissionLookup ?? null;
     this.backgroundTasks = deps.backgroundTasks ?? null;
     this.askTimeoutMs = deps.askTimeoutMs ?? 10 * 60_000;
+    this.now = deps.now ?? (() => performance.now());
+  }
+
+  /**
+   * The entry for every tool call: resolves the tool's descriptor, dispatches the call (the
+   * branches of `dispatchFull`, or the light cloud path for invocations from the legacy light
+   * forms) and normalizes what the tool returned. Never throws: an exception becomes an `error`
+   * result whose content is what the agent loop used to make of it, `Tool execution failed: …`.
+   */
+  async dispatchInvocation(invocation: ToolInvocation): Promise<ToolResult> {
+    const started = this.now();
+    try {
+      const raw = this.lightInvocations.has(invocation)
+        ? await this.dispatchCloud(invocation.toolName, invocation.argumentsJson, invocation.workspace)
+        : await this.dispatchFull(
+            invocation.toolName,
+            invocation.argumentsJson,
+            invocation.executionMode,
+            invocation.sessionId,
+            invocation.userId,
+            invocation.workspace,
+            invocation.permissionLevel,
+            invocation.modelConfig,
+            invocation.sessionTools,
+            invocation.executionUserId,
+            this.resolveDescriptor(invocation.toolName, invocation.sessionTools),
+          );
+      return normalizeToolResult(invocation.callId, toContent(raw), elapsed(started, this.now()));
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      const result: ToolResult = {
+        callId: invocation.callId,
+        status: 'error',
+        content: 'Tool execution failed: ' + message,
+        errorMessage: message,
+        durationMs: elapsed(started, this.now()),
+      };
+      this.thrown.set(result, error);
+      return result;
+    }
   }
 
   /**
@@ -87,7 +147,10 @@ export class ToolDispatcher {
    * | 10  | `…, sessionTools, executionUserId)` |
    *
    * 4 and 6 are read as the widest form. Rejects with `UnknownToolError` for a tool it cannot find
-   * in CLOUD mode.
+   * in CLOUD mode, and with whatever a tool threw.
+   *
+   * Compatibility entry: it builds a `ToolInvocation` and forwards to `dispatchInvocation`, so every
+   * call takes one path. Production code calls `dispatchInvocation`.
    */
   dispatch(
     toolName: string,
@@ -101,22 +164,12 @@ export class ToolDispatcher {
     g?: unknown,
     h?: unknown,
   ): Promise<string> {
-    const n = arguments.length;
-    if (n <= 2) return this.dispatchCloud(toolName, argumentsJson, null);
-    if (n === 3) return this.dispatchCloud(toolName, argumentsJson, a as string | null);
-    if (n === 5) {
-      return this.dispatchFull(toolName, argumentsJson, a as string | null, b as number | null, null, c as string | null, null, null, null, null);
-    }
-    if (n === 7) {
-      return this.dispatchFull(
-        toolName, argumentsJson, a as string | null, b as number | null, null, c as string | null,
-        d as string | null, e as LlmModelConfig | null, null, null,
-      );
-    }
-    return this.dispatchFull(
-      toolName, argumentsJson, a as string | null, b as number | null, c as number | null, d as string | null,
-      e as string | null, f as LlmModelConfig | null, (g as Tool[] | null) ?? null, (h as number | null) ?? null,
-    );
+    const invocation = legacyInvocation(arguments.length, toolName, argumentsJson, [a, b, c, d, e, f, g, h]);
+    if (arguments.length <= 3) this.lightInvocations.add(invocation);
+    return this.dispatchInvocation(invocation).then((result) => {
+      if (this.thrown.has(result)) throw this.thrown.get(result);
+      return result.content;
+    });
   }
 
   /** The light cloud path: the registry only, no session. */
@@ -138,6 +191,7 @@ export class ToolDispatcher {
     modelConfig: LlmModelConfig | null,
     sessionTools: Tool[] | null,
     executionUserId: number | null,
+    descriptor: ToolDescriptor = this.resolveDescriptor(toolName, sessionTools),
   ): Promise<string> {
     const runAs = executionUserId ?? userId;
     if (toolName === ASK_USER_QUESTIONS_TOOL) {
@@ -149,7 +203,7 @@ export class ToolDispatcher {
       return callTool(tool, argumentsJson, sessionId, runAs, workspace);
     }
     if (executionMode === 'LOCAL') {
-      return this.dispatchLocal(toolName, argumentsJson, sessionId, workspace, permissionLevel, modelConfig);
+      return this.dispatchLocal(descriptor, toolName, argumentsJson, sessionId, workspace, permissionLevel, modelConfig);
     }
     const tool = this.registry.get(toolName) ?? findSessionTool(sessionTools, toolName);
     if (!tool) throw new UnknownToolError(toolName);
@@ -158,16 +212,19 @@ export class ToolDispatcher {
 
   /**
    * Whether a call needs the user's approval at a permission level. An unknown or missing level
-   * is READ_ONLY. At SMART a shell command is judged by the danger assessor; without a model
-   * configuration, or when the assessor fails, it needs approval.
+   * is READ_ONLY. A tool is an MCP tool when its descriptor says so (`source: 'mcp'`), whatever
+   * its name; the `mcp__` prefix is the fallback for tools without a descriptor. At SMART a shell
+   * command is judged by the danger assessor; without a model configuration, or when the assessor
+   * fails, it needs approval.
    */
   async shouldRequireApproval(
+    descriptor: ToolDescriptor,
     toolName: string,
     level: string | null,
     argumentsJson: string,
     modelConfig: LlmModelConfig | null,
   ): Promise<ApprovalDecision> {
-    const isMcpTool = toolName.startsWith(MCP_TOOL_PREFIX);
+    const isMcpTool = descriptor.source === 'mcp' || toolName.startsWith(MCP_TOOL_PREFIX);
     const isShell = toolName === SHELL_TOOL;
     switch (parsePermissionLevel(level)) {
       case 'FULL':
@@ -194,7 +251,20 @@ export class ToolDispatcher {
     }
   }
 
+  /**
+   * The descriptor of the tool a name resolves to: the registry first, then the session's tools
+   * (as the CLOUD path looks them up), asking the instance when it can describe itself. A name
+   * with no instance here — the usual case for desktop tools in LOCAL mode — or an instance
+   * without `getDescriptor` is taken for a built-in server tool.
+   */
+  private resolveDescriptor(toolName: string, sessionTools: Tool[] | null): ToolDescriptor {
+    const tool = this.registry.get(toolName) ?? findSessionTool(sessionTools, toolName);
+    if (tool && typeof tool.getDescriptor === 'function') return tool.getDescriptor();
+    return defaultDescriptor(toolName);
+  }
+
   private async dispatchLocal(
+    descriptor: ToolDescriptor,
     toolName: string,
     argumentsJson: string,
     sessionId: number | null,
@@ -210,7 +280,7 @@ export class ToolDispatcher {
     }
     // The user may change the level mid-run; the stored level wins over the one the run started with.
     const currentLevel = this.permissionLookup?.getPermissionLevel(sessionId) ?? permissionLevel;
-    const approval = await this.shouldRequireApproval(toolName, currentLevel, argumentsJson, modelConfig);
+    const approval = await this.shouldRequireApproval(descriptor, toolName, currentLevel, argumentsJson, modelConfig);
     if (toolName === SHELL_TOOL && this.backgroundTasks && isAsyncShell(argumentsJson)) {
       const work = this.localExecutor.execute(sessionId, toolName, argumentsJson, workspace, approval.required, approval.reason);
       const taskId = this.backgroundTasks.start(sessionId, `shell: ${readShellCommand(argumentsJson) ?? ''}`, work);
@@ -248,6 +318,69 @@ export class ToolDispatcher {
       return JSON.stringify({ error: `The questions were not answered: ${message}` });
     }
   }
+}
+
+/**
+ * Reads the legacy positional parameters by count (see `ToolDispatcher.dispatch`) into an
+ * invocation. The legacy entry has no call id.
+ */
+function legacyInvocation(n: number, toolName: string, argumentsJson: string, rest: unknown[]): ToolInvocation {
+  const [a, b, c, d, e, f, g, h] = rest;
+  const invocation: ToolInvocation = {
+    callId: '',
+    toolName,
+    argumentsJson,
+    executionMode: null,
+    sessionId: null,
+    userId: null,
+    executionUserId: null,
+    workspace: null,
+    permissionLevel: null,
+    modelConfig: null,
+    sessionTools: null,
+  };
+  if (n <= 2) return invocation;
+  if (n === 3) return { ...invocation, workspace: a as string | null };
+  if (n === 5) return { ...invocation, executionMode: a as string | null, sessionId: b as number | null, workspace: c as string | null };
+  if (n === 7) {
+    return {
+      ...invocation,
+      executionMode: a as string | null,
+      sessionId: b as number | null,
+      workspace: c as string | null,
+      permissionLevel: d as string | null,
+      modelConfig: e as LlmModelConfig | null,
+    };
+  }
+  return {
+    ...invocation,
+    executionMode: a as string | null,
+    sessionId: b as number | null,
+    userId: c as number | null,
+    workspace: d as string | null,
+    permissionLevel: e as string | null,
+    modelConfig: f as LlmModelConfig | null,
+    sessionTools: (g as Tool[] | null) ?? null,
+    executionUserId: (h as number | null) ?? null,
+  };
+}
+
+/**
+ * Tools are typed to return strings; what a tool hands back otherwise (an object, `undefined`)
+ * becomes text rather than passing on as something else.
+ */
+function toContent(raw: unknown): string {
+  if (typeof raw === 'string') return raw;
+  if (raw === undefined || raw === null) return '';
+  try {
+    return JSON.stringify(raw) ?? String(raw);
+  } catch {
+    return String(raw);
+  }
+}
+
+function elapsed(started: number, now: number): number {
+  return Math.max(0, Math.round((now - started) * 1000) / 1000);
 }
 
 function findSessionTool(sessionTools: Tool[] | null, toolName: string): Tool | undefined {
