@@ -1,6 +1,6 @@
 import { Logger, Module, type DynamicModule, type OnApplicationShutdown } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD, Reflector } from '@nestjs/core';
-import { createHarnessComponents, type HarnessComponents } from './harness-components';
+import { createHarnessComponents, type HarnessComponents, type HarnessExtensions } from './harness-components';
 import type { HarnessConfig } from './config/harness-config';
 import { LocalToolSessionRegistry } from './harness/local/local-tool-session-registry';
 import { AskUserQuestionsRegistry } from './harness/tool/ask-user-questions-registry';
@@ -33,13 +33,13 @@ class HarnessShutdown implements OnApplicationShutdown {
 /** Wires the harness classes (plain TypeScript) into Nest: HTTP controllers, the gateway, the guard. */
 @Module({})
 export class AppModule {
-  static forRoot(config: HarnessConfig): DynamicModule {
+  static forRoot(config: HarnessConfig, extensions: HarnessExtensions = {}): DynamicModule {
     const from = <T>(pick: (components: HarnessComponents) => T) => ({ useFactory: pick, inject: [COMPONENTS] });
     return {
       module: AppModule,
       controllers: [HealthController, SessionsController, ToolsController],
       providers: [
-        { provide: COMPONENTS, useFactory: () => createHarnessComponents(config) },
+        { provide: COMPONENTS, useFactory: () => createHarnessComponents(config, extensions) },
         { provide: TokenAuthenticator, ...from((c) => c.authenticator) },
         { provide: SessionService, ...from((c) => c.sessions) },
         { provide: RunService, ...from((c) => c.runs) },

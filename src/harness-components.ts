@@ -14,6 +14,7 @@ import { AskUserQuestionsRegistry } from './harness/tool/ask-user-questions-regi
 import { DangerAssessor, LlmDangerClassifierModel } from './harness/tool/danger-assessor';
 import { createBuiltinTools } from './harness/tool/impl/builtin-tools';
 import { ToolDispatcher } from './harness/tool/tool-dispatcher';
+import type { Tool } from './harness/tool/tool';
 import { ToolRegistry } from './harness/tool/tool-registry';
 import type { HarnessConfig } from './config/harness-config';
 import { demoScenario } from './demo/demo-scenario';
@@ -47,8 +48,14 @@ export interface HarnessComponents {
   askUserQuestions: AskUserQuestionsRegistry;
 }
 
+/** What an embedding product adds to the server. */
+export interface HarnessExtensions {
+  /** Tools registered beside the built-in ones (names must not clash with them). */
+  tools?: Tool[];
+}
+
 /** Builds the server's object graph: plain classes, constructor injection, no Nest. */
-export function createHarnessComponents(config: HarnessConfig): HarnessComponents {
+export function createHarnessComponents(config: HarnessConfig, extensions: HarnessExtensions = {}): HarnessComponents {
   const mcpServers: McpServerConfig[] = config.mcpConfigPath ? loadMcpConfigFile(config.mcpConfigPath) : [];
   fs.mkdirSync(config.workspaceRoot, { recursive: true });
   const database = new HarnessDatabase(config.dbPath);
@@ -56,9 +63,10 @@ export function createHarnessComponents(config: HarnessConfig): HarnessComponent
   const messages = new MessageRepository(database);
   const activities = new ActivityRepository(database);
   const backgroundTasks = new BackgroundTaskManager();
-  const registry = new ToolRegistry(
-    createBuiltinTools({ taskStore: new SqliteTaskStore(database), shell: { enabled: config.cloudShell, background: backgroundTasks, env: shellEnvironment(process.env) } }),
-  );
+  const registry = new ToolRegistry([
+    ...createBuiltinTools({ taskStore: new SqliteTaskStore(database), shell: { enabled: config.cloudShell, background: backgroundTasks, env: shellEnvironment(process.env) } }),
+    ...(extensions.tools ?? []),
+  ]);
   const llm = createLlmAdapter(config);
   const modelConfig: LlmModelConfig = {
     protocol: config.llm.protocol,

@@ -4,6 +4,7 @@ import { WsAdapter } from '@nestjs/platform-ws';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { AppModule } from './app.module';
 import { loadHarnessConfig, type HarnessConfig } from './config/harness-config';
+import type { Tool } from './harness/tool/tool';
 import { useJsonBody } from './session/http/json-body';
 import { createValidationPipe } from './session/http/validation';
 import { parseClientFrame } from './session/ws/client-frame';
@@ -16,9 +17,19 @@ export interface RunningHarness {
   close(): Promise<void>;
 }
 
+export interface StartHarnessOptions {
+  /** `false` silences the Nest logger (tests, the demo). */
+  logger?: false;
+  /**
+   * Tools of the embedding product, registered beside the built-in ones: they get the same
+   * dispatch, approvals, audit and streaming.
+   */
+  tools?: Tool[];
+}
+
 /** Starts the server for a configuration (used by `main`, the demo and the whole-process tests). */
-export async function startHarness(config: HarnessConfig, options: { logger?: false | undefined } = {}): Promise<RunningHarness> {
-  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config), {
+export async function startHarness(config: HarnessConfig, options: StartHarnessOptions = {}): Promise<RunningHarness> {
+  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config, { tools: options.tools ?? [] }), {
     logger: options.logger === false ? false : ['warn', 'error'],
     bodyParser: false,
   });

@@ -1,17 +1,12 @@
-import { McpToolAdapter } from '../harness/mcp/mcp-tool-adapter';
 import type { Tool } from '../harness/tool/tool';
+import type { ToolDescriptor } from '../harness/tool/tool-descriptor';
 import { ASK_USER_QUESTIONS_TOOL, SERVER_ONLY_TOOLS } from '../harness/tool/tool-dispatcher';
 import type { ToolRegistry } from '../harness/tool/tool-registry';
 import type { SessionRecord } from './persistence/session-repository';
 import type { SessionToolProvider } from './run/session-tool-provider';
 
-/** One tool as `GET /api/tools` lists it: who it is, where it comes from, where it runs. */
-export interface ToolCatalogEntry {
-  name: string;
-  source: 'builtin' | 'mcp';
-  executor: 'server' | 'desktop' | 'mcp-server';
-  serverId?: number;
-  originalName?: string;
+/** One tool as `GET /api/tools` lists it: its descriptor, plus what a client needs to show it. */
+export interface ToolCatalogEntry extends ToolDescriptor {
   description: string;
   inputSchema: Record<string, unknown>;
 }
@@ -26,28 +21,27 @@ export class ToolCatalog {
   async list(session: SessionRecord | null): Promise<ToolCatalogEntry[]> {
     const tools: Tool[] = [...this.registry.list()];
     if (session) tools.push(...(await this.sessionTools.forSession(session)).tools);
-    return tools.map((tool) => describeTool(tool, session));
+    return tools.map((tool) => ({
+      ...forSession(describe(tool), session),
+      description: tool.getDescription(),
+      inputSchema: tool.getInputSchema(),
+    }));
   }
 }
 
-function describeTool(tool: Tool, session: SessionRecord | null): ToolCatalogEntry {
-  const common = { description: tool.getDescription(), inputSchema: tool.getInputSchema() };
-  if (tool instanceof McpToolAdapter) {
-    const ref = tool.getRef();
-    return {
-      name: tool.getName(),
-      source: 'mcp',
-      executor: session?.executionMode === 'LOCAL' ? 'desktop' : 'mcp-server',
-      serverId: ref.serverId,
-      originalName: ref.toolName,
-      ...common,
-    };
-  }
-  return { name: tool.getName(), source: 'builtin', executor: builtinExecutor(tool.getName(), session), ...common };
+function describe(tool: Tool): ToolDescriptor {
+  return typeof tool.getDescriptor === 'function' ? tool.getDescriptor() : { name: tool.getName(), source: 'builtin', executor: 'server' };
 }
 
-/** Where the dispatcher runs a built-in tool: on the desktop in LOCAL mode, except the server's own. */
-function builtinExecutor(name: string, session: SessionRecord | null): 'server' | 'desktop' {
-  if (session?.executionMode !== 'LOCAL') return 'server';
-  return SERVER_ONLY_TOOLS.has(name) || name === ASK_USER_QUESTIONS_TOOL ? 'server' : 'desktop';
+/**
+ * In a LOCAL session the dispatcher sends a built-in server tool to the desktop, except the
+ * tools that always run on the server; the listing says where calls of this session run.
+ */
+function forSession(descriptor: ToolDescriptor, session: SessionRecord | null): ToolDescriptor {
+  const runsOnDesktop =
+    session?.executionMode === 'LOCAL' &&
+    descriptor.executor === 'server' &&
+    !SERVER_ONLY_TOOLS.has(descriptor.name) &&
+    descriptor.name !== ASK_USER_QUESTIONS_TOOL;
+  return runsOnDesktop ? { ...descriptor, executor: 'desktop' } : descriptor;
 }

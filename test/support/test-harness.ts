@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { loadHarnessConfig } from '../../src/config/harness-config';
+import type { Tool } from '../../src/harness/tool/tool';
 import { startHarness, type RunningHarness } from '../../src/main';
 import { FakeOpenAiProvider } from './fake-openai-provider';
 import { HttpClient } from './http-client';
@@ -22,6 +23,8 @@ export interface TestHarnessOptions {
   extraMcpServers?: Array<Record<string, unknown>>;
   /** Extra environment variables, applied last. */
   env?: Record<string, string>;
+  /** Tools registered beside the built-in ones (as an embedding product would). */
+  tools?: Tool[];
 }
 
 /** A whole server on a free port, with its fake model, throw-away database and workspace. */
@@ -67,7 +70,7 @@ export async function startTestHarness(options: TestHarnessOptions = {}): Promis
   Object.assign(env, options.env);
   let harness: RunningHarness;
   try {
-    harness = await startHarness(loadHarnessConfig(env), { logger: false });
+    harness = await startHarness(loadHarnessConfig(env), { logger: false, tools: options.tools });
   } catch (error) {
     await provider.close();
     fs.rmSync(scratch, { recursive: true, force: true });

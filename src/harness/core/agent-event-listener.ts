@@ -1,4 +1,5 @@
 import type { ChatUsage } from '../llm/chat-request';
+import type { ToolResultMeta } from '../tool/tool-result';
 
 /**
  * What an agent run reports while it happens: streamed text and reasoning, each tool call (once
@@ -25,8 +26,12 @@ export interface AgentEventListener {
   onToolCallStart(toolCallId: string, toolName: string, argumentsJson: string): void;
   /** A further fragment of a started call's arguments. */
   onToolCallArgsDelta?(toolCallId: string, argumentsDelta: string): void;
-  /** The result of a call, exactly the content the model receives. Called in the round's call order. */
-  onToolCallResult(toolCallId: string, result: string): void;
+  /**
+   * The result of a call, exactly the content the model receives. Called in the round's call
+   * order. `meta` carries the facts decided where the tool ran — its status, error message and
+   * duration — so a listener never has to infer them from the text.
+   */
+  onToolCallResult(toolCallId: string, result: string, meta?: ToolResultMeta): void;
   /**
    * The run ended normally: the model answered without tool calls, or the run was cancelled.
    * `usage` is the run's total over all rounds; `null` when the model reported none.

@@ -88,8 +88,10 @@ export class AgentExecutionContext {
   }
 
   /** Appends the answer to one tool call, as the `role: 'tool'` message the model reads. */
-  addToolResult(toolCallId: string, toolName: string, content: string): ChatMessage {
+  addToolResult(toolCallId: string, toolName: string, content: string, isError = false): ChatMessage {
     const message: ChatMessage = { role: 'tool', tool_call_id: toolCallId, name: toolName, content };
+    // Providers that can mark a failed call (Anthropic's is_error) read this; the content is unchanged.
+    if (isError) message.is_error = true;
     this.messages.push(message);
     return message;
   }

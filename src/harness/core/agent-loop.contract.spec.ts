@@ -119,3 +119,49 @@ describe('AgentLoop and the tool contract', () => {
     ]);
   });
 });
+
+describe('AgentLoop result meta', () => {
+  it('hands each listener the status, message and duration the dispatcher decided', async () => {
+    const { dispatcher, loop, context, listener } = setup([
+      { id: 'a', name: 'echo', arguments: { fine: true } },
+      { id: 'b', name: 'echo', arguments: '{"error":"reported by the tool"}' },
+      { id: 'c', name: 'explode', arguments: {} },
+      { id: 'd', name: 'no_such_tool', arguments: {} },
+    ]);
+    await loop.execute(context, listener);
+    expect(listener.results.map(([id, content, meta]) => [id, content, meta?.status, meta?.errorMessage])).toEqual([
+      ['a', '{"fine":true}', 'success', undefined],
+      ['b', '{"error":"reported by the tool"}', 'error', 'reported by the tool'],
+      ['c', 'Tool execution failed: kaboom', 'error', 'kaboom'],
+      ['d', 'Tool execution failed: Unknown tool: no_such_tool', 'error', 'Unknown tool: no_such_tool'],
+    ]);
+    // the meta is the dispatcher's result, not a second guess
+    expect(listener.results.map(([, , meta]) => meta?.durationMs)).toEqual(dispatcher.results.map((result) => result.durationMs));
+  });
+
+  it('refuses a tool outside the allowed set with an error result that took no time', async () => {
+    const { dispatcher, loop, context, listener } = setup([{ id: 'a', name: 'explode', arguments: {} }], ['echo']);
+    await loop.execute(context, listener);
+    expect(dispatcher.invocations).toHaveLength(0);
+    expect(listener.results).toEqual([
+      [
+        'a',
+        "Tool execution failed: tool 'explode' is not in the allowed tool set",
+        { status: 'error', errorMessage: "tool 'explode' is not in the allowed tool set", durationMs: 0 },
+      ],
+    ]);
+  });
+
+  it('marks the tool messages of failed calls for providers that can say so, content unchanged', async () => {
+    const { loop, context, listener } = setup([
+      { id: 'a', name: 'echo', arguments: {} },
+      { id: 'b', name: 'explode', arguments: {} },
+    ]);
+    await loop.execute(context, listener);
+    const toolMessages = context.messages.filter((message) => message.role === 'tool');
+    expect(toolMessages.map((message) => [message.content, message.is_error])).toEqual([
+      ['{}', undefined],
+      ['Tool execution failed: kaboom', true],
+    ]);
+  });
+});

@@ -4,7 +4,7 @@ import type { Tool } from '../tool/tool';
 import { ToolCallContext } from '../tool/tool-call-context';
 import type { ToolDispatcher } from '../tool/tool-dispatcher';
 import type { ToolRegistry } from '../tool/tool-registry';
-import type { ToolResult } from '../tool/tool-result';
+import { toToolResultMeta, type ToolResult } from '../tool/tool-result';
 import type { AgentEventListener } from './agent-event-listener';
 import type { AgentExecutionContext } from './agent-execution-context';
 import type { BackgroundTaskManager, BackgroundTaskResult } from './background-task-manager';
@@ -173,10 +173,12 @@ export class AgentLoop {
     );
     const toolMessages: ChatMessage[] = [];
     for (const [position, call] of toolCalls.entries()) {
-      const result = await resultOrAbort(running[position], context.signal);
-      const content = result === ABORTED ? TOOL_CANCELLED_RESULT : this.processToolResult(call.function.name, result.content);
-      toolMessages.push(context.addToolResult(call.id, call.function.name, content));
-      notify('onToolCallResult', (l) => l.onToolCallResult(call.id, content));
+      const settled = await resultOrAbort(running[position], context.signal);
+      const result = settled === ABORTED ? cancelledResult(call.id) : settled;
+      const content = this.processToolResult(call.function.name, result.content);
+      const meta = toToolResultMeta(result);
+      toolMessages.push(context.addToolResult(call.id, call.function.name, content, result.status === 'error'));
+      notify('onToolCallResult', (l) => l.onToolCallResult(call.id, content, meta));
     }
     await save(() => persistence?.saveToolMessages(toolMessages));
   }
@@ -190,7 +192,8 @@ export class AgentLoop {
     const name = call.function.name;
     if (!context.isToolAllowed(name)) {
       const message = `tool '${name}' is not in the allowed tool set`;
-      return { callId: call.id, status: 'error', content: `Tool execution failed: ${message}`, errorMessage: message };
+      // Refused before it ran: it took no time.
+      return { callId: call.id, status: 'error', content: `Tool execution failed: ${message}`, errorMessage: message, durationMs: 0 };
     }
     return this.dispatcher.dispatchInvocation({
       callId: call.id,
@@ -336,6 +339,11 @@ function backgroundResultMessage(task: BackgroundTaskResult): ChatMessage {
 interface TrackedCall {
   promise: Promise<ToolResult>;
   settled: { value: ToolResult } | null;
+}
+
+/** The result of a call the run stopped waiting for. */
+function cancelledResult(callId: string): ToolResult {
+  return { callId, status: 'error', content: TOOL_CANCELLED_RESULT, errorMessage: 'the run was cancelled before the tool finished' };
 }
 
 function trackSettlement(promise: Promise<ToolResult>): TrackedCall {

@@ -15,6 +15,15 @@ const MCP_PREFIX = 'mcp__';
 type Arguments = Record<string, unknown>;
 
 /**
+ * What is already known about a result where it was produced. Given these, the describer does
+ * not parse the result (which may be megabytes of JSON): the error message comes from here and an
+ * exit code is read from the head of the text.
+ */
+export interface KnownResultFacts {
+  errorMessage?: string;
+}
+
+/**
  * Describes a finished tool call from what the model sent and what came back. Pure, and total:
  * malformed arguments, a result of any shape, even values of the wrong type give a description,
  * never an exception.
@@ -24,6 +33,7 @@ export function describeToolActivity(
   argumentsJson: string,
   result: string,
   isError: boolean,
+  known?: KnownResultFacts,
 ): ToolActivityDescription {
   const name = typeof toolName === 'string' && toolName !== '' ? toolName : 'unknown';
   try {
@@ -32,8 +42,11 @@ export function describeToolActivity(
     const found = findTarget(name, type, args);
     const target = clip(singleLineTarget(found ?? name), TARGET_MAX_LENGTH);
     const text = typeof result === 'string' ? result : '';
+    const details = known ? peekResult(text, known) : parseObject(text);
     const summary =
-      isError === true ? describeFailure(name, type, text) : describeSuccess(name, type, found === undefined ? undefined : target, args, text);
+      isError === true
+        ? describeFailure(name, type, text, details)
+        : describeSuccess(name, type, found === undefined ? undefined : target, args, details);
     return { type, target, summary: shortLine(summary) };
   } catch {
     return { type: 'tool', target: clip(name, TARGET_MAX_LENGTH), summary: shortLine(isError === true ? `${name} failed` : `Ran ${name}`) };
@@ -86,7 +99,7 @@ function findTarget(name: string, type: string, args: Arguments): string | undef
   }
 }
 
-function describeSuccess(name: string, type: string, target: string | undefined, args: Arguments, result: string): string {
+function describeSuccess(name: string, type: string, target: string | undefined, args: Arguments, details: Arguments | undefined): string {
   if (type === 'mcp') {
     const ref = splitMcpName(name);
     if (ref) return `Called ${ref.tool} on ${ref.server}`;
@@ -111,7 +124,7 @@ function describeSuccess(name: string, type: string, target: string | undefined,
       return `Searched for ${target}${where === undefined ? '' : ` in ${where}`}`;
     }
     case 'shell':
-      return describeShell(target, result);
+      return describeShell(target, details);
     case 'task_create':
       return `Created task ${target}`;
     case 'task_update': {
@@ -124,15 +137,13 @@ function describeSuccess(name: string, type: string, target: string | undefined,
   return `Ran ${name} on ${target}`;
 }
 
-function describeShell(command: string, result: string): string {
-  const parsed = parseObject(result);
+function describeShell(command: string, parsed: Arguments | undefined): string {
   if (parsed && hasOwn(parsed, 'exit_code')) return `Ran ${command} (exit code ${display(parsed.exit_code)})`;
   if (parsed && hasOwn(parsed, 'task_id')) return `Started ${command} in the background`;
   return `Ran ${command}`;
 }
 
-function describeFailure(name: string, type: string, result: string): string {
-  const parsed = parseObject(result);
+function describeFailure(name: string, type: string, result: string, parsed: Arguments | undefined): string {
   if (parsed && hasOwn(parsed, 'error')) {
     const message = parsed.error === null || parsed.error === undefined ? '' : display(parsed.error);
     return message.trim() === '' ? `${name} failed` : `${name} failed: ${message}`;
@@ -161,6 +172,32 @@ function splitMcpName(name: string): { server: string; tool: string } | undefine
   const separator = rest.indexOf('__');
   if (separator <= 0 || separator + 2 >= rest.length) return undefined;
   return { server: rest.slice(0, separator), tool: rest.slice(separator + 2) };
+}
+
+const HEAD_LENGTH = 512;
+
+/**
+ * The details a summary needs, from known facts and the first characters of the result, without
+ * parsing it: a command's `exit_code` (and `stderr` when the head holds it whole).
+ */
+function peekResult(text: string, known: KnownResultFacts): Arguments | undefined {
+  const details: Arguments = {};
+  if (known.errorMessage !== undefined) details.error = known.errorMessage;
+  const head = text.slice(0, HEAD_LENGTH);
+  const exitCode = /"exit_code"\s*:\s*(-?\d+|"[^"\\]*"|null|true|false)/.exec(head);
+  if (exitCode) details.exit_code = readScalar(exitCode[1]);
+  const stderr = /"stderr"\s*:\s*("(?:[^"\\]|\\.)*")/.exec(head);
+  if (stderr) details.stderr = readScalar(stderr[1]);
+  return Object.keys(details).length > 0 ? details : undefined;
+}
+
+/** Reads one short JSON scalar found in the head of a result. */
+function readScalar(token: string): unknown {
+  try {
+    return JSON.parse(token) as unknown;
+  } catch {
+    return token;
+  }
 }
 
 function parseObject(text: unknown): Arguments | undefined {

@@ -1,5 +1,6 @@
 import type { AgentEventListener } from '../../harness/core/agent-event-listener';
 import type { ChatUsage } from '../../harness/llm/chat-request';
+import type { ToolResultMeta } from '../../harness/tool/tool-result';
 import { describeToolActivity } from '../persistence/activity-describer';
 import type { StreamingWsRegistry } from './streaming-ws-registry';
 import { createWsEvent, type WsEventType } from './ws-event';
@@ -79,11 +80,15 @@ export class WsStreamingEventListener implements AgentEventListener {
     this.emit('tool_call_args_delta', { tool_call_id: toolCallId, arguments: argumentsDelta });
   }
 
-  onToolCallResult(toolCallId: string, result: string): void {
+  /**
+   * The status is the fact in `meta`, decided where the tool ran. Only a caller that passes no
+   * meta gets the legacy guess from the text (`isErrorResult`).
+   */
+  onToolCallResult(toolCallId: string, result: string, meta?: ToolResultMeta): void {
     const call = this.calls.get(toolCallId);
     const toolName = call?.name ?? 'unknown';
-    const isError = isErrorResult(result);
-    const activity = describeToolActivity(toolName, call?.arguments ?? '', result, isError);
+    const isError = meta ? meta.status === 'error' : isErrorResult(result);
+    const activity = describeToolActivity(toolName, call?.arguments ?? '', result, isError, meta ? { errorMessage: meta.errorMessage } : undefined);
     this.emit('tool_call_result', {
       tool_call_id: toolCallId,
       tool_name: toolName,
@@ -91,7 +96,7 @@ export class WsStreamingEventListener implements AgentEventListener {
       status: isError ? 'error' : 'success',
       summary: activity.summary,
     });
-    this.recordActivity(toolCallId, toolName, activity, isError);
+    this.recordActivity(toolCallId, toolName, activity, isError, auditDetails(meta));
   }
 
   onMessageEnd(usage: ChatUsage | null): void {
@@ -111,6 +116,7 @@ export class WsStreamingEventListener implements AgentEventListener {
     toolName: string,
     activity: { type: string; target: string; summary: string },
     isError: boolean,
+    metadata: Record<string, unknown>,
   ): void {
     const status = isError ? 'ERROR' : 'SUCCESS';
     try {
@@ -123,7 +129,7 @@ export class WsStreamingEventListener implements AgentEventListener {
         target: activity.target,
         summary: activity.summary,
         status,
-        metadata: {},
+        metadata,
       });
       this.emit('activity', { id, type: activity.type, target: activity.target, summary: activity.summary, status });
     } catch (error) {
@@ -145,6 +151,9 @@ export class WsStreamingEventListener implements AgentEventListener {
  * The legacy status heuristic: a result that parses as a JSON object with an `error` key is an
  * error; so is one with an `exit_code` whose `Number(...)` is not 0; anything else (plain text,
  * arrays, invalid JSON) is a success.
+ *
+ * Fallback only, for callers that pass no meta: the status of a tool call is decided where the
+ * tool ran (`ToolResult.status`, see `normalizeToolResult`). Do not add new consumers.
  */
 export function isErrorResult(result: string): boolean {
   let parsed: unknown;
@@ -159,6 +168,14 @@ export function isErrorResult(result: string): boolean {
     return Number((parsed as { exit_code: unknown }).exit_code) !== 0;
   }
   return false;
+}
+
+/** The audit fields of an activity (stored in its metadata column). */
+function auditDetails(meta: ToolResultMeta | undefined): Record<string, unknown> {
+  const details: Record<string, unknown> = {};
+  if (meta?.durationMs !== undefined) details.durationMs = meta.durationMs;
+  if (meta?.errorMessage !== undefined) details.errorMessage = meta.errorMessage;
+  return details;
 }
 
 function describe(error: unknown): string {
