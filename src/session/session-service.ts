@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { McpServerConfig } from '../harness/mcp/mcp-server-config';
-import { MCP_TOOL_PREFIX } from '../harness/tool/tool-dispatcher';
+import { parseMcpToolName } from '../harness/mcp/mcp-tool-adapter';
 import type { PermissionLevel } from '../harness/tool/permission-level';
 import type { ActivityRecord, ActivityRepository } from './persistence/activity-repository';
 import type { MessageRecord, MessageRepository } from './persistence/message-repository';
@@ -84,9 +84,9 @@ export class SessionService {
 
   private checkToolName(name: string, index: number, mcpServers: number[]): void {
     if (this.deps.builtinToolNames().includes(name)) return;
-    if (name.startsWith(MCP_TOOL_PREFIX)) {
-      const serverName = name.slice(MCP_TOOL_PREFIX.length).split('__')[0];
-      const server = this.deps.mcpServers.find((candidate) => candidate.name === serverName);
+    const mcpName = parseMcpToolName(name);
+    if (mcpName) {
+      const server = this.deps.mcpServers.find((candidate) => candidate.name === mcpName.serverName);
       if (server && mcpServers.includes(server.id)) return;
       throw new InvalidSessionInputError(`tools[${index}]`, `'${name}' belongs to no MCP server of this session`);
     }

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import * as path from 'node:path';
 import { callTool } from '../tool/tool';
 import { McpClientManager } from './mcp-client-manager';
-import { MCP_TOOL_NAME_SEPARATOR, McpToolAdapter, mcpToolName } from './mcp-tool-adapter';
+import { MCP_TOOL_NAME_SEPARATOR, McpToolAdapter, mcpToolName, parseMcpToolName } from './mcp-tool-adapter';
 import type { McpToolRef } from './mcp-tool-ref';
 
 const DEMO_SERVER_JS = path.join(__dirname, '../../../dist/demo/mcp-demo-server.js');
@@ -103,5 +103,16 @@ describe('McpToolAdapter', () => {
       expect(JSON.parse(await adapter.execute('{"text":"x"}'))).toEqual(refusal);
       expect(JSON.parse(await adapter.execute('{"text":"x"}', null, USER, WORKSPACE))).toEqual(refusal);
     });
+  });
+});
+
+describe('parseMcpToolName', () => {
+  it('reads the server and tool names back from the name the model sees', () => {
+    expect(parseMcpToolName('mcp__demo__echo')).toEqual({ serverName: 'demo', toolName: 'echo' });
+    expect(parseMcpToolName('mcp__demo__with__separators')).toEqual({ serverName: 'demo', toolName: 'with__separators' });
+  });
+
+  it.each(['read_file', 'mcp__demo', 'mcp____echo', 'mcp__demo__', 'xmcp__demo__echo'])('says %s is no MCP tool name', (name) => {
+    expect(parseMcpToolName(name)).toBeUndefined();
   });
 });

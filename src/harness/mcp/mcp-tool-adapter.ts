@@ -13,6 +13,18 @@ export function mcpToolName(serverName: string, toolName: string): string {
 }
 
 /**
+ * Reads `mcp__<serverName>__<toolName>` back into its parts; `undefined` for any other name.
+ * A naming convention for display and validation only: whether a tool *is* an MCP tool is its
+ * descriptor's `source`.
+ */
+export function parseMcpToolName(name: string): { serverName: string; toolName: string } | undefined {
+  const parts = name.split(MCP_TOOL_NAME_SEPARATOR);
+  if (parts.length < 3 || parts[0] !== 'mcp' || parts[1] === '') return undefined;
+  const toolName = parts.slice(2).join(MCP_TOOL_NAME_SEPARATOR);
+  return toolName === '' ? undefined : { serverName: parts[1], toolName };
+}
+
+/**
  * Offers one tool of an MCP server to the model. With a client manager the server runs it
  * (CLOUD); with `clientManager == null` the tool belongs to an MCP server of the desktop client,
  * which runs it (LOCAL), and this adapter only describes it and refuses to run it here.

@@ -224,6 +224,7 @@ export class ToolDispatcher {
     argumentsJson: string,
     modelConfig: LlmModelConfig | null,
   ): Promise<ApprovalDecision> {
+    // The descriptor is the fact; the name prefix is the fallback for tools that have none.
     const isMcpTool = descriptor.source === 'mcp' || toolName.startsWith(MCP_TOOL_PREFIX);
     const isShell = toolName === SHELL_TOOL;
     switch (parsePermissionLevel(level)) {
