@@ -89,3 +89,10 @@ describe('GrepTool', () => {
     expect((await grep(args)).error).toMatch(error);
   });
 });
+
+describe('grep with a pattern that could backtrack exponentially', () => {
+  it.each(['(a+)+$', '(x*)*y', '(?:\\w+\\s?)+$'])('refuses %s before searching', async (pattern) => {
+    const result = JSON.parse(await new GrepTool().execute(JSON.stringify({ pattern }), process.cwd())) as { error?: string };
+    expect(result.error).toMatch(/exponential/);
+  });
+});

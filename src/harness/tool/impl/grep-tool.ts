@@ -8,6 +8,7 @@ import { compileGlob } from './glob-pattern';
 import { errorResult, jsonResult, messageOf } from './json-result';
 import { DEFAULT_MAX_WALK_ENTRIES, WorkspaceFileWalk } from './workspace-file-walk';
 import { WorkspaceTool } from './workspace-tool';
+import safeRegex = require('safe-regex2');
 
 /** Options of `GrepTool`. */
 export interface GrepToolOptions {
@@ -109,6 +110,13 @@ export class GrepTool extends WorkspaceTool {
       regex = new RegExp(pattern.value, ignoreCase.value ? 'i' : '');
     } catch (error) {
       return errorResult(`invalid regular expression '${pattern.value}': ${messageOf(error)}`);
+    }
+    // The search runs on the server's event loop: a pattern that can backtrack exponentially
+    // (nested quantifiers such as `(a+)+`) would stall every session, so it is refused up front.
+    if (!safeRegex(regex)) {
+      return errorResult(
+        `regular expression '${pattern.value}' may take exponential time (nested quantifiers); rewrite it without repeating a repeated group`,
+      );
     }
     let fileFilter: ((relativeToBase: string) => boolean) | null = null;
     if (glob.value) {
