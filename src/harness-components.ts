@@ -2,8 +2,11 @@ import * as fs from 'node:fs';
 import { AgentLoop } from './harness/core/agent-loop';
 import { BackgroundTaskManager } from './harness/core/background-task-manager';
 import type { LlmModelConfig } from './harness/llm/chat-request';
+import { AnthropicLlmAdapter } from './harness/llm/anthropic-llm-adapter';
 import type { LlmAdapter } from './harness/llm/llm-adapter';
+import { LlmAdapterFacade } from './harness/llm/llm-adapter-facade';
 import { OpenAiLlmAdapter } from './harness/llm/openai-llm-adapter';
+import { ResponsesLlmAdapter } from './harness/llm/responses-llm-adapter';
 import { loadScenarioFile, parseScenario, ScriptedLlmAdapter } from './harness/llm/scripted-llm-adapter';
 import { ApprovalRegistry } from './harness/local/approval-registry';
 import { LocalToolExecutor } from './harness/local/local-tool-executor';
@@ -125,11 +128,21 @@ export function createHarnessComponents(config: HarnessConfig, extensions: Harne
   };
 }
 
+/**
+ * One adapter per protocol behind the facade, which routes each call by the model config it is
+ * given (the sessions' `modelConfig`, from `LLM_PROTOCOL`). `LLM_SCRIPT` is read only when the
+ * server is scripted, as before: a scenario file nobody uses must not stop a server that talks to
+ * a real provider; the bundled scenario stands in.
+ */
 function createLlmAdapter(config: HarnessConfig): LlmAdapter {
-  if (config.llm.protocol !== 'scripted') return new OpenAiLlmAdapter();
-  const script = config.llm.script;
+  const script = config.llm.protocol === 'scripted' ? config.llm.script : null;
   const scenario = script === null ? demoScenario() : script.startsWith('{') ? parseScenario(JSON.parse(script)) : loadScenarioFile(script);
-  return new ScriptedLlmAdapter(scenario);
+  return new LlmAdapterFacade({
+    openai: new OpenAiLlmAdapter(),
+    anthropic: new AnthropicLlmAdapter(),
+    responses: new ResponsesLlmAdapter(),
+    scripted: new ScriptedLlmAdapter(scenario),
+  });
 }
 
 /** The server's environment without its own secrets: commands the model runs must not read them. */

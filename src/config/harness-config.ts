@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import * as path from 'node:path';
+import { createLlmModelConfigFromEnv, type LlmProtocol } from '../harness/llm/llm-adapter-facade';
 
 /** Everything the server reads from its environment (interface.md, "Process and configuration"). */
 export interface HarnessConfig {
@@ -14,9 +15,11 @@ export interface HarnessConfig {
   mcpConfigPath: string | null;
   cloudShell: boolean;
   llm: {
-    protocol: string;
+    /** `LLM_PROTOCOL` as one of the known protocols: an unknown name is `openai`, as the facade routes it. */
+    protocol: LlmProtocol;
     baseUrl: string | null;
     apiKey: string | null;
+    /** `LLM_MODEL`, else the protocol's default (`DEFAULT_MODELS`). */
     model: string;
     /** LLM_SCRIPT as given: a path to a JSON file, inline JSON, or null for the bundled scenario. */
     script: string | null;
@@ -36,7 +39,7 @@ export class ConfigError extends Error {
 
 export function loadHarnessConfig(env: NodeJS.ProcessEnv = process.env): HarnessConfig {
   const { tokens, generatedToken } = readTokens(env.HARNESS_TOKENS);
-  const baseUrl = nonEmpty(env.LLM_BASE_URL);
+  const llm = createLlmModelConfigFromEnv(env);
   return {
     host: nonEmpty(env.HOST) ?? '127.0.0.1',
     port: readPort(env.PORT),
@@ -47,10 +50,11 @@ export function loadHarnessConfig(env: NodeJS.ProcessEnv = process.env): Harness
     mcpConfigPath: nonEmpty(env.HARNESS_MCP_CONFIG),
     cloudShell: readSwitch('HARNESS_CLOUD_SHELL', env.HARNESS_CLOUD_SHELL),
     llm: {
-      protocol: nonEmpty(env.LLM_PROTOCOL) ?? (baseUrl ? 'openai' : 'scripted'),
-      baseUrl,
-      apiKey: nonEmpty(env.LLM_API_KEY),
-      model: nonEmpty(env.LLM_MODEL) ?? (baseUrl ? 'gpt-4o-mini' : 'scripted'),
+      // One reading of the LLM_* variables, shared with the facade, so config and routing agree.
+      protocol: llm.protocol,
+      baseUrl: llm.baseUrl,
+      apiKey: llm.apiKey,
+      model: llm.model,
       script: nonEmpty(env.LLM_SCRIPT),
     },
   };

@@ -5,6 +5,7 @@ import { loadHarnessConfig } from '../../src/config/harness-config';
 import type { Tool } from '../../src/harness/tool/tool';
 import { startHarness, type RunningHarness } from '../../src/main';
 import { FakeOpenAiProvider } from './fake-openai-provider';
+import { FakeProvider, type WireFormat } from './fake-provider';
 import { HttpClient } from './http-client';
 import { WsTestClient } from './ws-test-client';
 
@@ -25,13 +26,24 @@ export interface TestHarnessOptions {
   env?: Record<string, string>;
   /** Tools registered beside the built-in ones (as an embedding product would). */
   tools?: Tool[];
+  /**
+   * Talk to a {@link FakeProvider} of this wire format, with `LLM_PROTOCOL` set to match, instead
+   * of the default {@link FakeOpenAiProvider} over `openai`.
+   */
+  provider?: WireFormat;
+}
+
+/** What the harness needs of a fake model server. */
+interface FakeModelServer {
+  url: string;
+  close(): Promise<void>;
 }
 
 /** A whole server on a free port, with its fake model, throw-away database and workspace. */
-export interface TestHarness {
+export interface TestHarness<Provider = FakeOpenAiProvider> {
   harness: RunningHarness;
   url: string;
-  provider: FakeOpenAiProvider;
+  provider: Provider;
   workspaceRoot: string;
   /** HTTP as user 1, user 2, and without a token. */
   userA: HttpClient;
@@ -44,16 +56,18 @@ export interface TestHarness {
 }
 
 /** Starts the server the way `main` does, configured from environment strings. */
-export async function startTestHarness(options: TestHarnessOptions = {}): Promise<TestHarness> {
+export function startTestHarness(options?: TestHarnessOptions & { provider?: undefined }): Promise<TestHarness>;
+export function startTestHarness(options: TestHarnessOptions & { provider: WireFormat }): Promise<TestHarness<FakeProvider>>;
+export async function startTestHarness(options: TestHarnessOptions = {}): Promise<TestHarness<FakeModelServer>> {
   const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'harness-e2e-'));
-  const provider = await FakeOpenAiProvider.start();
+  const provider: FakeModelServer = options.provider ? await FakeProvider.start(options.provider) : await FakeOpenAiProvider.start();
   const env: Record<string, string> = {
     HOST: '127.0.0.1',
     PORT: '0',
     HARNESS_DB: ':memory:',
     HARNESS_WORKSPACE_ROOT: path.join(scratch, 'workspaces'),
     HARNESS_TOKENS: `${TOKEN_A}=1,${TOKEN_B}=2`,
-    LLM_PROTOCOL: 'openai',
+    LLM_PROTOCOL: options.provider ?? 'openai',
     LLM_BASE_URL: provider.url,
     LLM_API_KEY: 'sk-fake',
     LLM_MODEL: 'fake-model',

@@ -1,0 +1,29 @@
+import { createLlmModelConfigFromEnv } from '../harness/llm/llm-adapter-facade';
+import { loadHarnessConfig } from './harness-config';
+
+const TOKENS = { HARNESS_TOKENS: 'tok=1' };
+
+describe('loadHarnessConfig', () => {
+  describe('the LLM_* variables', () => {
+    it.each([
+      [{}, 'scripted', 'scripted'],
+      [{ LLM_BASE_URL: 'http://127.0.0.1:8080/v1' }, 'openai', 'gpt-4o-mini'],
+      [{ LLM_PROTOCOL: 'anthropic' }, 'anthropic', 'claude-haiku-4-5'],
+      [{ LLM_PROTOCOL: 'ANTHROPIC', LLM_BASE_URL: 'http://127.0.0.1:1/v1' }, 'anthropic', 'claude-haiku-4-5'],
+      [{ LLM_PROTOCOL: 'responses' }, 'responses', 'gpt-4o-mini'],
+      [{ LLM_PROTOCOL: 'openai' }, 'openai', 'gpt-4o-mini'],
+      [{ LLM_PROTOCOL: 'gemini', LLM_BASE_URL: 'http://127.0.0.1:1/v1' }, 'openai', 'gpt-4o-mini'],
+      [{ LLM_PROTOCOL: 'anthropic', LLM_MODEL: 'claude-opus-4-1' }, 'anthropic', 'claude-opus-4-1'],
+    ])('%j → protocol %s, model %s', (env, protocol, model) => {
+      const { llm } = loadHarnessConfig({ ...TOKENS, ...env });
+      expect(llm).toEqual(expect.objectContaining({ protocol, model }));
+    });
+
+    it('read the same as the facade reads them, so the server routes what it was configured with', () => {
+      const env = { ...TOKENS, LLM_PROTOCOL: ' Responses ', LLM_BASE_URL: 'http://x/v1', LLM_API_KEY: 'k', LLM_SCRIPT: ' ' };
+      const { llm } = loadHarnessConfig(env);
+      expect(llm).toEqual({ ...createLlmModelConfigFromEnv(env), script: null });
+      expect(llm).toEqual({ protocol: 'responses', baseUrl: 'http://x/v1', apiKey: 'k', model: 'gpt-4o-mini', script: null });
+    });
+  });
+});
