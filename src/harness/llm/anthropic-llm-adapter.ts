@@ -7,18 +7,17 @@ import type {
   StreamChunk,
   ToolCall,
 } from './chat-request';
-import type { LlmAdapter } from './llm-adapter';
+import { HttpLlmAdapter } from './http-llm-adapter';
 import {
   describeProviderError,
   isEmptyChunk,
   isRecord,
-  joinUrl,
-  LlmHttpClient,
   LlmResponseError,
   numberOr,
   parseEventJson,
   type LlmHttpOptions,
 } from './llm-http';
+import type { SseEvent } from './sse-parser';
 
 const PROVIDER = 'anthropic';
 const DEFAULT_BASE_URL = 'https://api.anthropic.com/v1';
@@ -43,32 +42,24 @@ interface AnthropicMessage {
  * Reasoning is not sent back: Anthropic only accepts thinking blocks with their signature,
  * which the internal shape does not keep.
  */
-export class AnthropicLlmAdapter implements LlmAdapter {
-  private readonly http: LlmHttpClient;
-
+export class AnthropicLlmAdapter extends HttpLlmAdapter {
   constructor(options: LlmHttpOptions = {}) {
-    this.http = new LlmHttpClient(options);
+    super({ provider: PROVIDER, defaultBaseUrl: DEFAULT_BASE_URL, path: 'messages' }, options);
   }
 
-  async chat(request: ChatRequest, config: LlmModelConfig, signal?: AbortSignal): Promise<ChatResponse> {
-    const body = await this.http.postJson({
-      provider: PROVIDER,
-      url: joinUrl(config.baseUrl ?? DEFAULT_BASE_URL, 'messages'),
-      headers: headers(config),
-      body: buildAnthropicRequestBody(request, config, false),
-      signal,
-    });
+  protected headers(config: LlmModelConfig): Record<string, string> {
+    return anthropicHeaders(config);
+  }
+
+  protected buildBody(request: ChatRequest, config: LlmModelConfig, stream: boolean): Record<string, unknown> {
+    return buildAnthropicRequestBody(request, config, stream);
+  }
+
+  protected readResponse(body: unknown): ChatResponse {
     return readMessageResponse(body);
   }
 
-  async *stream(request: ChatRequest, config: LlmModelConfig, signal?: AbortSignal): AsyncGenerator<StreamChunk> {
-    const events = this.http.postSse({
-      provider: PROVIDER,
-      url: joinUrl(config.baseUrl ?? DEFAULT_BASE_URL, 'messages'),
-      headers: headers(config),
-      body: buildAnthropicRequestBody(request, config, true),
-      signal,
-    });
+  protected async *readStream(events: AsyncIterable<SseEvent>): AsyncGenerator<StreamChunk> {
     const state = new StreamState();
     for await (const event of events) {
       const data = parseEventJson(PROVIDER, event);
@@ -162,7 +153,7 @@ function parseInput(argumentsJson: string): Record<string, unknown> {
   }
 }
 
-function headers(config: LlmModelConfig): Record<string, string> {
+function anthropicHeaders(config: LlmModelConfig): Record<string, string> {
   const result: Record<string, string> = { 'anthropic-version': API_VERSION };
   if (config.apiKey) result['x-api-key'] = config.apiKey;
   return result;

@@ -8,19 +8,18 @@ import type {
   ToolCall,
   ToolCallDelta,
 } from './chat-request';
-import type { LlmAdapter } from './llm-adapter';
+import { HttpLlmAdapter } from './http-llm-adapter';
 import {
   describeProviderError,
   firstString,
   isEmptyChunk,
   isRecord,
-  joinUrl,
   numberOr,
-  LlmHttpClient,
   LlmResponseError,
   parseEventJson,
   type LlmHttpOptions,
 } from './llm-http';
+import type { SseEvent } from './sse-parser';
 
 const PROVIDER = 'openai';
 const DEFAULT_BASE_URL = 'https://api.openai.com/v1';
@@ -30,32 +29,24 @@ const DEFAULT_BASE_URL = 'https://api.openai.com/v1';
  * (Ollama, vLLM, LM Studio, DeepSeek, ...). The internal vocabulary is this API's, so the mapping
  * is mostly a matter of dropping internal-only fields.
  */
-export class OpenAiLlmAdapter implements LlmAdapter {
-  private readonly http: LlmHttpClient;
-
+export class OpenAiLlmAdapter extends HttpLlmAdapter {
   constructor(options: LlmHttpOptions = {}) {
-    this.http = new LlmHttpClient(options);
+    super({ provider: PROVIDER, defaultBaseUrl: DEFAULT_BASE_URL, path: 'chat/completions' }, options);
   }
 
-  async chat(request: ChatRequest, config: LlmModelConfig, signal?: AbortSignal): Promise<ChatResponse> {
-    const body = await this.http.postJson({
-      provider: PROVIDER,
-      url: joinUrl(config.baseUrl ?? DEFAULT_BASE_URL, 'chat/completions'),
-      headers: authHeaders(config),
-      body: buildOpenAiRequestBody(request, config, false),
-      signal,
-    });
+  protected headers(config: LlmModelConfig): Record<string, string> {
+    return authHeaders(config);
+  }
+
+  protected buildBody(request: ChatRequest, config: LlmModelConfig, stream: boolean): Record<string, unknown> {
+    return buildOpenAiRequestBody(request, config, stream);
+  }
+
+  protected readResponse(body: unknown): ChatResponse {
     return readChatResponse(body);
   }
 
-  async *stream(request: ChatRequest, config: LlmModelConfig, signal?: AbortSignal): AsyncGenerator<StreamChunk> {
-    const events = this.http.postSse({
-      provider: PROVIDER,
-      url: joinUrl(config.baseUrl ?? DEFAULT_BASE_URL, 'chat/completions'),
-      headers: authHeaders(config),
-      body: buildOpenAiRequestBody(request, config, true),
-      signal,
-    });
+  protected async *readStream(events: AsyncIterable<SseEvent>): AsyncGenerator<StreamChunk> {
     let finished = false;
     for await (const event of events) {
       if (event.data.trim() === '[DONE]') return;

@@ -7,18 +7,17 @@ import type {
   StreamChunk,
   ToolCall,
 } from './chat-request';
-import type { LlmAdapter } from './llm-adapter';
+import { HttpLlmAdapter } from './http-llm-adapter';
 import {
   describeProviderError,
   isEmptyChunk,
   isRecord,
-  joinUrl,
-  LlmHttpClient,
   LlmResponseError,
   numberOr,
   parseEventJson,
   type LlmHttpOptions,
 } from './llm-http';
+import type { SseEvent } from './sse-parser';
 
 const PROVIDER = 'responses';
 const DEFAULT_BASE_URL = 'https://api.openai.com/v1';
@@ -31,32 +30,24 @@ const DEFAULT_BASE_URL = 'https://api.openai.com/v1';
  * items joined by `call_id`; system messages go to `instructions`. Reasoning is not sent back:
  * the API only takes it as encrypted reasoning items, which the internal shape does not keep.
  */
-export class ResponsesLlmAdapter implements LlmAdapter {
-  private readonly http: LlmHttpClient;
-
+export class ResponsesLlmAdapter extends HttpLlmAdapter {
   constructor(options: LlmHttpOptions = {}) {
-    this.http = new LlmHttpClient(options);
+    super({ provider: PROVIDER, defaultBaseUrl: DEFAULT_BASE_URL, path: 'responses' }, options);
   }
 
-  async chat(request: ChatRequest, config: LlmModelConfig, signal?: AbortSignal): Promise<ChatResponse> {
-    const body = await this.http.postJson({
-      provider: PROVIDER,
-      url: joinUrl(config.baseUrl ?? DEFAULT_BASE_URL, 'responses'),
-      headers: authHeaders(config),
-      body: buildResponsesRequestBody(request, config, false),
-      signal,
-    });
-    return readResponse(body);
+  protected headers(config: LlmModelConfig): Record<string, string> {
+    return authHeaders(config);
   }
 
-  async *stream(request: ChatRequest, config: LlmModelConfig, signal?: AbortSignal): AsyncGenerator<StreamChunk> {
-    const events = this.http.postSse({
-      provider: PROVIDER,
-      url: joinUrl(config.baseUrl ?? DEFAULT_BASE_URL, 'responses'),
-      headers: authHeaders(config),
-      body: buildResponsesRequestBody(request, config, true),
-      signal,
-    });
+  protected buildBody(request: ChatRequest, config: LlmModelConfig, stream: boolean): Record<string, unknown> {
+    return buildResponsesRequestBody(request, config, stream);
+  }
+
+  protected readResponse(body: unknown): ChatResponse {
+    return readResponsesAnswer(body);
+  }
+
+  protected async *readStream(events: AsyncIterable<SseEvent>): AsyncGenerator<StreamChunk> {
     const state = new StreamState();
     for await (const event of events) {
       const data = parseEventJson(PROVIDER, event);
@@ -238,7 +229,7 @@ function readUsage(raw: unknown): ChatUsage | null {
   return { promptTokens, completionTokens, totalTokens: numberOr(raw.total_tokens, promptTokens + completionTokens) };
 }
 
-function readResponse(body: unknown): ChatResponse {
+function readResponsesAnswer(body: unknown): ChatResponse {
   if (!isRecord(body)) throw new LlmResponseError(PROVIDER, 'response is not a JSON object');
   if (body.status === 'failed' || (isRecord(body.error) && body.output === undefined)) {
     throw new LlmResponseError(PROVIDER, `response failed: ${describeProviderError(body.error ?? 'no error given')}`);
