@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { SchemaVersionError } from './persistence-errors';
 
 /** The schema this build writes; stored in `PRAGMA user_version`. Later migrations step it up. */
-export const SCHEMA_VERSION = 1;
+export const SCHEMA_VERSION = 2;
 
 const SCHEMA_V1 = `
 CREATE TABLE IF NOT EXISTS sessions (
@@ -56,6 +56,15 @@ CREATE TABLE IF NOT EXISTS tasks (
 );
 CREATE INDEX IF NOT EXISTS idx_tasks_session ON tasks(session_id, id);
 `;
+
+/**
+ * Steps from one schema version to the next, applied in order to files older than the step.
+ * Version 1 is `SCHEMA_V1` itself.
+ */
+const MIGRATIONS: ReadonlyArray<{ version: number; sql: string }> = [
+  // Whether a tool message reports a failed call, for providers that can say so (Anthropic's is_error).
+  { version: 2, sql: 'ALTER TABLE messages ADD COLUMN is_error INTEGER NOT NULL DEFAULT 0' },
+];
 
 export interface HarnessDatabaseOptions {
   /** Clock for `created_at` / `updated_at`; tests pin it. */
@@ -134,6 +143,9 @@ export class HarnessDatabase {
     if (found > SCHEMA_VERSION) throw new SchemaVersionError(found, SCHEMA_VERSION);
     this.transaction(() => {
       this.connection.exec(SCHEMA_V1);
+      for (const migration of MIGRATIONS) {
+        if (found < migration.version) this.connection.exec(migration.sql);
+      }
       if (found < SCHEMA_VERSION) this.connection.pragma(`user_version = ${SCHEMA_VERSION}`);
     });
   }

@@ -214,3 +214,53 @@ describe('MessageRepository', () => {
     });
   });
 });
+
+describe('MessageRepository and failed tool calls', () => {
+  let dir: string;
+
+  beforeEach(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'harness-is-error-'));
+  });
+
+  afterEach(() => {
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('keeps is_error of a tool message for the next run, and only where it was set', () => {
+    const database = new HarnessDatabase(':memory:');
+    const sessions = new SessionRepository(database);
+    const messages = new MessageRepository(database);
+    const session = sessions.create({ userId: 1, executionMode: 'CLOUD', permissionLevel: 'FULL', workspace: 'w' });
+    messages.appendMany(session.id, 'e1', [
+      { role: 'assistant', content: null, tool_calls: [{ id: 'a', type: 'function', function: { name: 'read_file', arguments: '{}' } }, { id: 'b', type: 'function', function: { name: 'glob', arguments: '{}' } }] },
+      { role: 'tool', tool_call_id: 'a', content: '{"error":"missing"}', is_error: true },
+      { role: 'tool', tool_call_id: 'b', content: '{"files":[]}' },
+    ]);
+    const history = messages.toChatMessages(session.id);
+    expect(history[1]).toEqual({ role: 'tool', tool_call_id: 'a', name: 'read_file', content: '{"error":"missing"}', is_error: true });
+    expect(history[2]).not.toHaveProperty('is_error');
+    expect(messages.listBySession(session.id).map((record) => record.isError)).toEqual([undefined, true, undefined]);
+    database.close();
+  });
+
+  it('upgrades a database written before the column existed, keeping its messages', () => {
+    const file = path.join(dir, 'v1.db');
+    const v1 = new HarnessDatabase(file);
+    const session = new SessionRepository(v1).create({ userId: 1, executionMode: 'CLOUD', permissionLevel: 'FULL', workspace: 'w' });
+    new MessageRepository(v1).append(session.id, 'e1', { role: 'user', content: 'before the upgrade' });
+    // Turn the file back into what schema version 1 wrote.
+    v1.connection.exec('ALTER TABLE messages DROP COLUMN is_error');
+    v1.connection.pragma('user_version = 1');
+    v1.close();
+
+    const upgraded = new HarnessDatabase(file);
+    expect(upgraded.schemaVersion).toBe(2);
+    const repository = new MessageRepository(upgraded);
+    repository.append(session.id, 'e2', { role: 'tool', tool_call_id: 'x', content: 'failed', is_error: true });
+    expect(repository.listBySession(session.id).map((record) => [record.content, record.isError])).toEqual([
+      ['before the upgrade', undefined],
+      ['failed', true],
+    ]);
+    upgraded.close();
+  });
+});

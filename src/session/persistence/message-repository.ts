@@ -18,6 +18,8 @@ export interface MessageRecord {
   toolCalls?: ToolCall[];
   /** Present on tool messages: the call this message answers. */
   toolCallId?: string;
+  /** Present (true) on tool messages of calls that failed. */
+  isError?: boolean;
   /** ISO-8601. */
   createdAt: string;
 }
@@ -30,10 +32,11 @@ interface MessageRow {
   content: string | null;
   tool_calls: string | null;
   tool_call_id: string | null;
+  is_error: number;
   created_at: string;
 }
 
-type InsertParameters = [number, string | null, string, string | null, string | null, string | null, string];
+type InsertParameters = [number, string | null, string, string | null, string | null, string | null, number, string];
 
 /**
  * A session's conversation, in the order it happened. Content is stored as given: no trimming and
@@ -41,8 +44,8 @@ type InsertParameters = [number, string | null, string, string | null, string | 
  * as UTF-8, which cannot hold a lone UTF-16 surrogate; such a code unit is stored as one U+FFFD,
  * as a UTF-8 HTTP answer would carry it.)
  *
- * Not stored: `name`, `is_error` and `reasoning_content` of a {@link ChatMessage}; `toChatMessages`
- * restores a tool message's `name` from the call it answers.
+ * Not stored: `name` and `reasoning_content` of a {@link ChatMessage}; `toChatMessages` restores a
+ * tool message's `name` from the call it answers.
  */
 export class MessageRepository {
   private readonly insertStatement: Statement<InsertParameters>;
@@ -52,8 +55,8 @@ export class MessageRepository {
   constructor(private readonly database: HarnessDatabase) {
     const db = database.connection;
     this.insertStatement = db.prepare(
-      `INSERT INTO messages (session_id, execution_id, role, content, tool_calls, tool_call_id, created_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO messages (session_id, execution_id, role, content, tool_calls, tool_call_id, is_error, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     this.byIdStatement = db.prepare('SELECT * FROM messages WHERE id = ?');
     this.bySessionStatement = db.prepare('SELECT * FROM messages WHERE session_id = ? ORDER BY id');
@@ -73,6 +76,7 @@ export class MessageRepository {
       message.content == null ? null : toWellFormed(message.content),
       message.tool_calls === undefined ? null : JSON.stringify(message.tool_calls),
       message.tool_call_id ?? null,
+      message.is_error === true ? 1 : 0,
       this.database.timestamp(),
     );
     return toRecord(this.byIdStatement.get(Number(lastInsertRowid)) as MessageRow);
@@ -102,6 +106,7 @@ export class MessageRepository {
         const name = toolNames.get(record.toolCallId);
         if (name !== undefined) message.name = name;
       }
+      if (record.isError) message.is_error = true;
       return message;
     });
   }
@@ -127,6 +132,7 @@ function toRecord(row: MessageRow): MessageRecord {
   };
   if (row.tool_calls !== null) record.toolCalls = readToolCalls(row.tool_calls);
   if (row.tool_call_id !== null) record.toolCallId = row.tool_call_id;
+  if (row.is_error === 1) record.isError = true;
   return record;
 }
 
