@@ -1,6 +1,6 @@
-import { compileGlob } from './glob-pattern';
+import { compileGlob, type GlobMatcher } from './glob-pattern';
 
-function matcher(pattern: string): RegExp {
+function matcher(pattern: string): GlobMatcher {
   const compiled = compileGlob(pattern);
   if (!compiled.ok) throw new Error(compiled.error);
   return compiled.value;

@@ -1,9 +1,16 @@
+import { RE2JS } from 're2js';
+
 import type { ArgumentResult } from '../tool-arguments';
+
+/** A compiled glob: `test` answers whether a whole relative path matches, in linear time. */
+export interface GlobMatcher {
+  test(relativePath: string): boolean;
+}
 
 const REGEX_SPECIAL = new Set(['.', '+', '^', '$', '(', ')', '[', ']', '|', '\\', '/']);
 
 /**
- * Compiles a glob into an anchored `RegExp` over `/`-separated relative paths.
+ * Compiles a glob into an anchored matcher over `/`-separated relative paths.
  *
  * Supported: `*` (any run of characters within one path segment), `?` (one character within a
  * segment), `**` as a whole segment (any number of segments, none included, so `**\/*.ts` also
@@ -11,8 +18,12 @@ const REGEX_SPECIAL = new Set(['.', '+', '^', '$', '(', ')', '[', ']', '|', '\\'
  * other character is literal (so `[id].tsx` names a file). `*` also matches names starting with
  * a dot. Absolute patterns and `..` segments are refused: a pattern only selects files under its
  * base directory.
+ *
+ * The glob becomes a regular expression run by RE2 (`re2js`), not by the backtracking `RegExp`
+ * engine: a pattern such as `*a*a*a*a*a*b` would otherwise take time exponential in its number of
+ * stars on a long name, and the walk runs on the server's event loop.
  */
-export function compileGlob(pattern: string): ArgumentResult<RegExp> {
+export function compileGlob(pattern: string): ArgumentResult<GlobMatcher> {
   let glob = pattern;
   while (glob.startsWith('./')) glob = glob.slice(2);
   if (glob === '') return { ok: false, error: 'glob pattern must not be empty' };
@@ -55,7 +66,13 @@ export function compileGlob(pattern: string): ArgumentResult<RegExp> {
     }
   }
   if (depth !== 0) return { ok: false, error: `glob pattern '${pattern}' has an unclosed '{'` };
-  return { ok: true, value: new RegExp(`^${source}$`) };
+  let compiled: RE2JS;
+  try {
+    compiled = RE2JS.compile(source, RE2JS.DOTALL);
+  } catch (error) {
+    return { ok: false, error: `glob pattern '${pattern}' cannot be used: ${error instanceof Error ? error.message : String(error)}` };
+  }
+  return { ok: true, value: { test: (relativePath) => compiled.matches(relativePath) } };
 }
 
 function startsSegment(glob: string, at: number, depth: number): boolean {

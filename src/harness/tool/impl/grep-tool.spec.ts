@@ -90,9 +90,46 @@ describe('GrepTool', () => {
   });
 });
 
-describe('grep with a pattern that could backtrack exponentially', () => {
-  it.each(['(a+)+$', '(x*)*y', '(?:\\w+\\s?)+$'])('refuses %s before searching', async (pattern) => {
-    const result = JSON.parse(await new GrepTool().execute(JSON.stringify({ pattern }), process.cwd())) as { error?: string };
-    expect(result.error).toMatch(/exponential/);
+describe('grep with patterns that make a backtracking engine stall', () => {
+  let workspace: string;
+
+  beforeAll(async () => {
+    workspace = await fs.mkdtemp(path.join(os.tmpdir(), 'harness-grep-redos-'));
+    // Each of these lines makes V8's RegExp run for minutes (or longer) with the patterns below.
+    await fs.writeFile(path.join(workspace, 'long.txt'), `${'a'.repeat(5_000)}!\n${'x'.repeat(5_000)}\nab\n`);
+    await fs.mkdir(path.join(workspace, 'names'));
+    await fs.writeFile(path.join(workspace, 'names', `${'a'.repeat(200)}.txt`), 'needle\n');
+  });
+
+  afterAll(async () => {
+    await fs.rm(workspace, { recursive: true, force: true });
+  });
+
+  const grep = async (args: Record<string, unknown>) =>
+    JSON.parse(await new GrepTool().execute(JSON.stringify(args), workspace)) as Record<string, unknown>;
+
+  it.each([
+    ['(a+)+$', []],
+    ['(a+)+!$', [1]],
+    ['(a|a)*b', [3]],
+    ['(x*)*y', []],
+    ['(?:\\w+\\s?)+$', [2, 3]],
+  ])('%s is answered correctly, in linear time', async (pattern, lines) => {
+    const result = await grep({ pattern, path: 'long.txt' });
+    expect((result.matches as Array<{ line: number }>).map((match) => match.line)).toEqual(lines);
+  });
+
+  it('a glob filter with many stars is matched in linear time', async () => {
+    const result = await grep({ pattern: 'needle', glob: `${'*a'.repeat(40)}*b` });
+    expect(result).toEqual({ matches: [], truncated: false });
+    const hit = await grep({ pattern: 'needle', glob: `${'*a'.repeat(40)}*.txt` });
+    expect(hit.matches).toEqual([{ file: `names/${'a'.repeat(200)}.txt`, line: 1, text: 'needle' }]);
+  });
+
+  it.each([
+    ['(?=a)b', /^invalid regular expression '\(\?=a\)b': .*\(\?=/],
+    ['(a)\\1', /^invalid regular expression .*\\1/],
+  ])('refuses %s (RE2 has no lookaround or backreferences) with an error naming it', async (pattern, error) => {
+    expect((await grep({ pattern })).error).toMatch(error);
   });
 });

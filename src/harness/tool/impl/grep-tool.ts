@@ -1,5 +1,7 @@
 import * as fs from 'node:fs/promises';
 
+import { RE2JS } from 're2js';
+
 import { optionalBoolean, optionalString, requireString } from '../tool-arguments';
 import { resolveInWorkspace, toRelative } from '../workspace-path';
 import { looksBinary } from './binary-content';
@@ -8,7 +10,6 @@ import { compileGlob } from './glob-pattern';
 import { errorResult, jsonResult, messageOf } from './json-result';
 import { DEFAULT_MAX_WALK_ENTRIES, WorkspaceFileWalk } from './workspace-file-walk';
 import { WorkspaceTool } from './workspace-tool';
-import safeRegex = require('safe-regex2');
 
 /** Options of `GrepTool`. */
 export interface GrepToolOptions {
@@ -31,8 +32,11 @@ export interface GrepMatch {
 
 /**
  * `grep {pattern, path?, glob?, ignore_case?}`: searches the text files below `path` (a directory
- * or one file; default the workspace root) for lines matching the JavaScript regular expression
- * `pattern`. `glob` filters files: without a `/` it is matched against the file name (so `*.ts`
+ * or one file; default the workspace root) for lines matching the regular expression `pattern`.
+ * Patterns use RE2 syntax (as ripgrep does): the common JavaScript syntax — classes, `\d \w \s \b`,
+ * groups, alternation, quantifiers — works; lookaround and backreferences are refused with an
+ * error. RE2 (`re2js`) matches in time linear in the line's length whatever the pattern, so no
+ * pattern can stall the event loop the way a backtracking `(a|a)*b` would. `glob` filters files: without a `/` it is matched against the file name (so `*.ts`
  * selects TypeScript files at any depth, as in ripgrep), otherwise against the path relative to
  * `path`. Binary files (a NUL byte near the start) and files over `maxFileBytes` are skipped.
  * Result: `{"matches":[{"file","line","text"}],"truncated":bool}`.
@@ -57,7 +61,7 @@ export class GrepTool extends WorkspaceTool {
 
   getDescription(): string {
     return (
-      'Search the contents of workspace files with a JavaScript regular expression. Returns matching lines ' +
+      'Search the contents of workspace files with a regular expression (RE2 syntax: no lookaround or backreferences). Returns matching lines ' +
       'with file path and 1-based line number. Narrow the search with `path` (directory or file) and `glob` ' +
       '(e.g. `*.ts`, or `src/**/*.ts`). Binary files, very large files, node_modules and .git are skipped.'
     );
@@ -67,7 +71,7 @@ export class GrepTool extends WorkspaceTool {
     return {
       type: 'object',
       properties: {
-        pattern: { type: 'string', description: 'JavaScript regular expression, matched against each line.' },
+        pattern: { type: 'string', description: 'Regular expression in RE2 syntax, matched against each line.' },
         path: { type: 'string', description: 'Directory or file to search, relative to the workspace root. Default: the root.' },
         glob: { type: 'string', description: 'Only search files matching this glob (file name, or path if it contains `/`).' },
         ignore_case: { type: 'boolean', description: 'Match case-insensitively. Default false.' },
@@ -105,18 +109,11 @@ export class GrepTool extends WorkspaceTool {
     const ignoreCase = optionalBoolean(args, 'ignore_case');
     if (!ignoreCase.ok) return errorResult(ignoreCase.error);
 
-    let regex: RegExp;
+    let regex: RE2JS;
     try {
-      regex = new RegExp(pattern.value, ignoreCase.value ? 'i' : '');
+      regex = RE2JS.compile(pattern.value, ignoreCase.value ? RE2JS.CASE_INSENSITIVE : 0);
     } catch (error) {
       return errorResult(`invalid regular expression '${pattern.value}': ${messageOf(error)}`);
-    }
-    // The search runs on the server's event loop: a pattern that can backtrack exponentially
-    // (nested quantifiers such as `(a+)+`) would stall every session, so it is refused up front.
-    if (!safeRegex(regex)) {
-      return errorResult(
-        `regular expression '${pattern.value}' may take exponential time (nested quantifiers); rewrite it without repeating a repeated group`,
-      );
     }
     let fileFilter: ((relativeToBase: string) => boolean) | null = null;
     if (glob.value) {
