@@ -96,6 +96,52 @@ describe('one run per session, and cancelling it', () => {
     expect(after).toEqual(messages);
   });
 
+  it('tells the desktop that a cancelled tool request is withdrawn', async () => {
+    const session = await createSession(t.userA, { executionMode: 'LOCAL', permissionLevel: 'READ_ONLY' });
+    const client = await t.connect();
+    t.provider.script({ toolCalls: [{ id: 'call_write', name: 'write_file', arguments: { path: 'a.txt', content: 'x' } }] });
+    const executionId = await startRun(t.userA, session.id, 'write and wait');
+    const toolRequest = await client.waitForRunEvent('tool_request', executionId);
+    expect(toolRequest.data.needApproval).toBe(true);
+
+    expect((await t.userA.post(`/api/sessions/${session.id}/cancel`)).status).toBe(202);
+    const withdrawn = await client.waitForRunEvent('tool_request_cancelled', executionId);
+    expect(withdrawn.sessionId).toBe(session.id);
+    expect(withdrawn.data).toEqual({ requestId: toolRequest.data.requestId, reason: 'the run was cancelled', executionId });
+    await client.waitForRunEvent('message_end', executionId);
+  });
+
+  it('never sends a call whose approval was still being assessed when the run was cancelled', async () => {
+    const session = await createSession(t.userA, { executionMode: 'LOCAL', permissionLevel: 'SMART' });
+    const client = await t.connect();
+    const assessment = new Gate();
+    t.provider.script(
+      { toolCalls: [{ id: 'call_shell', name: 'shell', arguments: { command: 'ls' } }] },
+      // The danger assessor's model call for `ls`, held until the run has been cancelled.
+      { content: '{"dangerous": false, "reason": "lists files"}', gate: assessment },
+    );
+    const executionId = await startRun(t.userA, session.id, 'list files');
+    const assessing = await t.provider.waitForRequest(2);
+
+    expect((await t.userA.post(`/api/sessions/${session.id}/cancel`)).status).toBe(202);
+    await client.waitForRunEvent('message_end', executionId);
+    // The next run starts before the old call's assessment comes back.
+    t.provider.script({ toolCalls: [{ id: 'call_read', name: 'read_file', arguments: { path: 'a.txt' } }] });
+    const next = await startRun(t.userA, session.id, 'read a file');
+    const nextRequest = await client.waitForRunEvent('tool_request', next);
+    expect(nextRequest.data.toolName).toBe('read_file');
+
+    assessment.release();
+    await assessing.closed;
+    // Give the assessed call every chance to go out: a few turns of the event loop and a round trip.
+    for (let turn = 0; turn < 20; turn++) await new Promise<void>((resolve) => setImmediate(resolve));
+    expect((await t.userA.get(`/api/sessions/${session.id}`)).status).toBe(200);
+    expect(client.events.filter((event) => event.type === 'tool_request' && event.data.toolName === 'shell')).toEqual([]);
+    const messages = (await t.userA.get(`/api/sessions/${session.id}/messages`)).body as Array<{ role: string; toolCallId?: string }>;
+    expect(messages.filter((message) => message.role === 'tool').map((message) => message.toolCallId)).toEqual(['call_shell']);
+    client.send({ type: 'tool_response', sessionId: session.id, requestId: nextRequest.data.requestId, result: 'contents' });
+  });
+
   it('withdraws pending questions on cancel and tells the client', async () => {
     const session = await createSession(t.userA, { executionMode: 'CLOUD', permissionLevel: 'FULL' });
     const client = await t.connect();

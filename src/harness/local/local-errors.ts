@@ -28,3 +28,14 @@ export class LocalToolTimeoutError extends Error {
     super(`Local tool '${toolName}' timed out after ${timeoutMs} ms`);
   }
 }
+
+/** The session's run was cancelled: its tools may not start on the desktop any more. */
+export class LocalRunCancelledError extends Error {
+  override readonly name = 'LocalRunCancelledError';
+  constructor(
+    readonly sessionId: number,
+    reason: string,
+  ) {
+    super(`Not sent to the desktop: ${reason}`);
+  }
+}

@@ -1,5 +1,6 @@
 import type { ClientEvent } from './client-event';
-import { LocalClientDisconnectedError, NoConnectedClientError } from './local-errors';
+import { ExecutionScope } from '../core/execution-scope';
+import { LocalClientDisconnectedError, LocalRunCancelledError, NoConnectedClientError } from './local-errors';
 import { LocalToolSessionRegistry } from './local-tool-session-registry';
 
 const OWNER = 7;
@@ -174,6 +175,97 @@ describe('LocalToolSessionRegistry', () => {
       await expect(first.promise).rejects.toThrow('cancelled');
       await expect(second.promise).rejects.toThrow('cancelled');
       expect(registry.sessionOfRequest(other.requestId)).toBe(43);
+    });
+  });
+
+  describe('tool_request_cancelled', () => {
+    it('tells the connections that received a failed request, with the reason and the run', async () => {
+      const desktop = fakeClient();
+      const stranger = fakeClient();
+      registry.addConnection('c1', OWNER, desktop.send);
+      registry.addConnection('c3', OTHER_USER, stranger.send);
+      const { requestId, promise } = ExecutionScope.run('run-1', () => registry.sendToolRequest(SESSION, toolRequest()));
+
+      registry.failRequest(requestId, 'timed out');
+
+      await expect(promise).rejects.toThrow('timed out');
+      expect(desktop.events.map((event) => event.type)).toEqual(['tool_request', 'tool_request_cancelled']);
+      expect(desktop.events[1]).toEqual({
+        type: 'tool_request_cancelled',
+        sessionId: SESSION,
+        timestamp: 1_000,
+        data: { requestId, reason: 'timed out', executionId: 'run-1' },
+      });
+      expect(stranger.events).toEqual([]);
+    });
+
+    it('is sent for every request failSession fails, and a failing socket does not stop the rest', async () => {
+      const broken = { events: [] as ClientEvent[], fail: false };
+      registry.addConnection('c1', OWNER, (event) => {
+        if (broken.fail) throw new Error('socket closed');
+        broken.events.push(event);
+      });
+      const laptop = fakeClient();
+      registry.addConnection('c2', OWNER, laptop.send);
+      const first = registry.sendToolRequest(SESSION, toolRequest());
+      const second = registry.sendToolRequest(SESSION, toolRequest());
+      broken.fail = true;
+
+      registry.failSession(SESSION, 'cancelled');
+
+      await expect(first.promise).rejects.toThrow('cancelled');
+      await expect(second.promise).rejects.toThrow('cancelled');
+      const withdrawn = laptop.events.filter((event) => event.type === 'tool_request_cancelled');
+      expect(withdrawn.map((event) => event.data)).toEqual([
+        { requestId: first.requestId, reason: 'cancelled' },
+        { requestId: second.requestId, reason: 'cancelled' },
+      ]);
+    });
+
+    it('is not sent for an answered request', async () => {
+      const desktop = fakeClient();
+      registry.addConnection('c1', OWNER, desktop.send);
+      const { requestId, promise } = registry.sendToolRequest(SESSION, toolRequest());
+      registry.completeRequest(requestId, 'ok', OWNER);
+      await expect(promise).resolves.toBe('ok');
+      registry.failSession(SESSION, 'cancelled');
+      expect(desktop.events.map((event) => event.type)).toEqual(['tool_request']);
+    });
+  });
+
+  describe('cancelRun', () => {
+    it('fails the pending requests and refuses, without sending, every later request of that run', async () => {
+      const desktop = fakeClient();
+      registry.addConnection('c1', OWNER, desktop.send);
+      const pending = ExecutionScope.run('run-1', () => registry.sendToolRequest(SESSION, toolRequest()));
+
+      expect(registry.cancelRun(SESSION, 'run-1', 'the run was cancelled')).toEqual([pending.requestId]);
+      await expect(pending.promise).rejects.toThrow('the run was cancelled');
+
+      const sentBefore = desktop.events.length;
+      expect(() => ExecutionScope.run('run-1', () => registry.sendToolRequest(SESSION, toolRequest()))).toThrow(LocalRunCancelledError);
+      expect(() => ExecutionScope.run('run-1', () => registry.sendToolRequest(SESSION, toolRequest()))).toThrow(
+        'Not sent to the desktop: the run was cancelled',
+      );
+      expect(desktop.events).toHaveLength(sentBefore);
+      expect(registry.pendingCount()).toBe(0);
+    });
+
+    it('lets the next run of the session, and requests outside any run, through', async () => {
+      registry.addConnection('c1', OWNER, fakeClient().send);
+      registry.cancelRun(SESSION, 'run-1', 'the run was cancelled');
+      const next = ExecutionScope.run('run-2', () => registry.sendToolRequest(SESSION, toolRequest()));
+      const outside = registry.sendToolRequest(SESSION, toolRequest());
+      expect(registry.sessionOfRequest(next.requestId)).toBe(SESSION);
+      expect(registry.sessionOfRequest(outside.requestId)).toBe(SESSION);
+    });
+
+    it('without a run id only fails what is pending', async () => {
+      registry.addConnection('c1', OWNER, fakeClient().send);
+      const pending = registry.sendToolRequest(SESSION, toolRequest());
+      expect(registry.cancelRun(SESSION, undefined, 'cancelled')).toEqual([pending.requestId]);
+      await expect(pending.promise).rejects.toThrow('cancelled');
+      expect(() => registry.sendToolRequest(SESSION, toolRequest())).not.toThrow();
     });
   });
 

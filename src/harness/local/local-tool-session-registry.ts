@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { ClientEvent, ClientEventSink } from './client-event';
-import { LocalClientDisconnectedError, NoConnectedClientError } from './local-errors';
+import { LocalClientDisconnectedError, LocalRunCancelledError, NoConnectedClientError } from './local-errors';
 import { ExecutionScope } from '../core/execution-scope';
 
 /** What the desktop client needs to run one tool call. */
@@ -30,11 +30,16 @@ interface Connection {
 interface PendingRequest {
   sessionId: number;
   toolName: string;
+  /** The run that sent the request, when it was sent inside one. */
+  executionId: string | undefined;
   /** Connections that accepted the request and could still answer it. */
   deliveredTo: Set<string>;
   resolve: (result: string) => void;
   reject: (error: Error) => void;
 }
+
+/** How many cancelled runs are remembered to refuse their late tool requests. */
+const MAX_CANCELLED_RUNS = 10_000;
 
 /**
  * Who is connected, which user owns which session, and the LOCAL tool requests waiting for an
@@ -50,6 +55,8 @@ export class LocalToolSessionRegistry {
   private readonly connections = new Map<string, Connection>();
   private readonly owners = new Map<number, number>();
   private readonly pending = new Map<string, PendingRequest>();
+  /** Runs that were cancelled, with the reason, oldest first (at most `MAX_CANCELLED_RUNS`). */
+  private readonly cancelledRuns = new Map<string, string>();
 
   constructor(options: LocalToolSessionRegistryOptions = {}) {
     this.now = options.now ?? Date.now;
@@ -105,9 +112,13 @@ export class LocalToolSessionRegistry {
    * Sends a `tool_request` to the session owner's connections and returns a promise for the raw
    * result string of the first `tool_response`. The promise rejects with
    * `LocalClientDisconnectedError` when every receiving connection closes, or with the error given
-   * to `failRequest`. Throws `NoConnectedClientError` when no connection accepted the request.
+   * to `failRequest`. Throws `NoConnectedClientError` when no connection accepted the request, and
+   * `LocalRunCancelledError`, sending nothing, when the run it is made in was cancelled (`cancelRun`).
    */
   sendToolRequest(sessionId: number, request: LocalToolRequest): { requestId: string; promise: Promise<string> } {
+    const executionId = ExecutionScope.currentExecutionId();
+    const cancelledBecause = executionId === undefined ? undefined : this.cancelledRuns.get(executionId);
+    if (cancelledBecause !== undefined) throw new LocalRunCancelledError(sessionId, cancelledBecause);
     const requestId = this.newId();
     let resolve!: (result: string) => void;
     let reject!: (error: Error) => void;
@@ -117,7 +128,14 @@ export class LocalToolSessionRegistry {
     });
     // A caller that drops the promise must not turn a disconnection into an unhandled rejection.
     promise.catch(() => undefined);
-    const entry: PendingRequest = { sessionId, toolName: request.toolName, deliveredTo: new Set(), resolve, reject };
+    const entry: PendingRequest = {
+      sessionId,
+      toolName: request.toolName,
+      executionId,
+      deliveredTo: new Set(),
+      resolve,
+      reject,
+    };
     // Registered before sending: a client may answer from inside `send`.
     this.pending.set(requestId, entry);
     const delivered = this.deliver(sessionId, 'tool_request', {
@@ -154,13 +172,14 @@ export class LocalToolSessionRegistry {
 
   /**
    * Rejects a pending request: with `reason` itself when it is an `Error`, else with
-   * `new Error(reason)`. Returns `false` if the request is not pending.
+   * `new Error(reason)`. The connections that received the request get `tool_request_cancelled`
+   * (`{requestId, reason}`), so a desktop stops asking its user to approve a call nobody waits for.
+   * Returns `false` if the request is not pending.
    */
   failRequest(requestId: string, reason: string | Error): boolean {
     const request = this.pending.get(requestId);
     if (!request) return false;
-    this.pending.delete(requestId);
-    request.reject(typeof reason === 'string' ? new Error(reason) : reason);
+    this.abandon(requestId, request, typeof reason === 'string' ? new Error(reason) : reason);
     return true;
   }
 
@@ -169,11 +188,26 @@ export class LocalToolSessionRegistry {
     const failed: string[] = [];
     for (const [requestId, request] of this.pending) {
       if (request.sessionId !== sessionId) continue;
-      this.pending.delete(requestId);
-      request.reject(new Error(reason));
+      this.abandon(requestId, request, new Error(reason));
       failed.push(requestId);
     }
     return failed;
+  }
+
+  /**
+   * The session's run `executionId` was cancelled: fails the session's pending requests like
+   * `failSession`, and refuses every later request made inside that run. A call of the cancelled
+   * run that was still being prepared (its approval being assessed, say) then never reaches the
+   * desktop, even when the next run of the session has already started.
+   */
+  cancelRun(sessionId: number, executionId: string | undefined, reason: string): string[] {
+    if (executionId !== undefined) {
+      this.cancelledRuns.delete(executionId);
+      this.cancelledRuns.set(executionId, reason);
+      // Only a run's calls still in flight can use an entry; the oldest are long finished.
+      if (this.cancelledRuns.size > MAX_CANCELLED_RUNS) this.cancelledRuns.delete(this.cancelledRuns.keys().next().value as string);
+    }
+    return this.failSession(sessionId, reason);
   }
 
   /** How many tool requests wait for an answer. */
@@ -184,6 +218,26 @@ export class LocalToolSessionRegistry {
   /** The session of a pending request, or `undefined` if it is not pending. */
   sessionOfRequest(requestId: string): number | undefined {
     return this.pending.get(requestId)?.sessionId;
+  }
+
+  private abandon(requestId: string, request: PendingRequest, error: Error): void {
+    this.pending.delete(requestId);
+    request.reject(error);
+    const event: ClientEvent = {
+      type: 'tool_request_cancelled',
+      sessionId: request.sessionId,
+      data: request.executionId === undefined
+        ? { requestId, reason: error.message }
+        : { requestId, reason: error.message, executionId: request.executionId },
+      timestamp: this.now(),
+    };
+    for (const connectionId of request.deliveredTo) {
+      try {
+        this.connections.get(connectionId)?.send(event);
+      } catch {
+        // The connection is failing; it will be removed when it closes.
+      }
+    }
   }
 
   private ownerConnections(sessionId: number): Array<[string, Connection]> {

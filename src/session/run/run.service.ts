@@ -71,7 +71,7 @@ export class RunService {
   cancel(sessionId: number): boolean {
     const run = this.active.get(sessionId);
     this.deps.askUserQuestions.cancelSession(sessionId, 'the run was cancelled');
-    this.deps.localSessions.failSession(sessionId, 'the run was cancelled');
+    this.deps.localSessions.cancelRun(sessionId, run?.executionId, 'the run was cancelled');
     if (!run) return false;
     run.cancelled = true;
     run.context?.cancel();
