@@ -88,6 +88,35 @@ describe('a client that disconnects mid-run', () => {
     expect(activities).toEqual([expect.objectContaining({ toolCallId: 'call_desk', status: 'ERROR' })]);
   });
 
+  it('stops waiting for answers to questions once every client that showed them has left', async () => {
+    const session = await createSession(t.userA, { executionMode: 'CLOUD', permissionLevel: 'FULL' });
+    const phone = await t.connect();
+    const laptop = await t.connect();
+    t.provider.script(
+      { toolCalls: [{ id: 'call_ask', name: 'ask_user_questions', arguments: { questions: [{ question: 'Deploy now?' }] } }] },
+      { content: 'I will ask again later.' },
+    );
+    const executionId = await startRun(t.userA, session.id, 'Deploy when I say so.');
+    await phone.waitForRunEvent('ask_user_questions', executionId);
+    await laptop.waitForRunEvent('ask_user_questions', executionId);
+
+    // One client leaving is not enough: the other can still answer.
+    await phone.close();
+    await new Promise<void>((resolve) => setTimeout(resolve, 50));
+    expect(t.provider.requests).toHaveLength(1);
+
+    await laptop.close();
+    const second = await t.provider.waitForRequest(2);
+    const toolMessage = second.body.messages.at(-1);
+    expect(toolMessage?.tool_call_id).toBe('call_ask');
+    expect(JSON.parse(String(toolMessage?.content))).toEqual({
+      error: 'The questions were not answered: The questions were cancelled: the client disconnected before answering',
+    });
+    await t.harness.app.get(RunService).whenIdle(session.id);
+    const activities = (await t.userA.get(`/api/sessions/${session.id}/activities`)).body;
+    expect(activities).toEqual([expect.objectContaining({ toolCallId: 'call_ask', status: 'ERROR' })]);
+  });
+
   it('answers a LOCAL tool call with an error when no client is connected at all', async () => {
     const session = await createSession(t.userA, { executionMode: 'LOCAL', permissionLevel: 'FULL' });
     t.provider.script(

@@ -233,6 +233,45 @@ describe('LocalToolSessionRegistry', () => {
     });
   });
 
+  describe('sendWatched', () => {
+    it('calls onGone once, when the last connection that accepted the event closes', () => {
+      const gone = jest.fn();
+      registry.addConnection('c1', OWNER, fakeClient().send);
+      registry.addConnection('c2', OWNER, fakeClient().send);
+      const delivery = registry.sendWatched(SESSION, 'ask_user_questions', { requestId: 'q1' }, gone);
+      expect(delivery.delivered).toBe(2);
+
+      registry.addConnection('c3', OWNER, fakeClient().send);
+      registry.removeConnection('c1');
+      expect(gone).not.toHaveBeenCalled();
+      registry.removeConnection('c2');
+      expect(gone).toHaveBeenCalledTimes(1);
+      registry.removeConnection('c3');
+      expect(gone).toHaveBeenCalledTimes(1);
+    });
+
+    it('does not call onGone after release', () => {
+      const gone = jest.fn();
+      registry.addConnection('c1', OWNER, fakeClient().send);
+      registry.sendWatched(SESSION, 'ask_user_questions', {}, gone).release();
+      registry.removeConnection('c1');
+      expect(gone).not.toHaveBeenCalled();
+    });
+
+    it('watches nothing when no connection accepted the event', () => {
+      const gone = jest.fn();
+      expect(registry.sendWatched(SESSION, 'ask_user_questions', {}, gone).delivered).toBe(0);
+      expect(gone).not.toHaveBeenCalled();
+    });
+
+    it('calls onGone at once when the only receiving connection closed while being sent to', () => {
+      const gone = jest.fn();
+      registry.addConnection('c1', OWNER, () => registry.removeConnection('c1'));
+      expect(registry.sendWatched(SESSION, 'ask_user_questions', {}, gone).delivered).toBe(1);
+      expect(gone).toHaveBeenCalledTimes(1);
+    });
+  });
+
   describe('cancelRun', () => {
     it('fails the pending requests and refuses, without sending, every later request of that run', async () => {
       const desktop = fakeClient();

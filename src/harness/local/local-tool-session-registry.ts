@@ -27,6 +27,19 @@ interface Connection {
   send: ClientEventSink;
 }
 
+interface Watch {
+  connections: Set<string>;
+  onGone: () => void;
+}
+
+/** What `sendWatched` returns. */
+export interface WatchedDelivery {
+  /** How many connections accepted the event. */
+  delivered: number;
+  /** Stops watching (the event was answered or withdrawn); `onGone` will not be called. */
+  release(): void;
+}
+
 interface PendingRequest {
   sessionId: number;
   toolName: string;
@@ -55,6 +68,8 @@ export class LocalToolSessionRegistry {
   private readonly connections = new Map<string, Connection>();
   private readonly owners = new Map<number, number>();
   private readonly pending = new Map<string, PendingRequest>();
+  /** Events whose audience is watched by `sendWatched`: the connections that still hold them. */
+  private readonly watches = new Set<Watch>();
   /** Runs that were cancelled, with the reason, oldest first (at most `MAX_CANCELLED_RUNS`). */
   private readonly cancelledRuns = new Map<string, string>();
 
@@ -83,6 +98,11 @@ export class LocalToolSessionRegistry {
       this.pending.delete(requestId);
       request.reject(new LocalClientDisconnectedError(requestId, request.toolName));
     }
+    for (const watch of [...this.watches]) {
+      if (!watch.connections.delete(connectionId) || watch.connections.size > 0) continue;
+      this.watches.delete(watch);
+      watch.onGone();
+    }
   }
 
   /** Records the owner of a session; later calls replace the owner. */
@@ -106,6 +126,21 @@ export class LocalToolSessionRegistry {
    */
   sendToSession(sessionId: number, type: string, data: Record<string, unknown>): number {
     return this.deliver(sessionId, type, data).length;
+  }
+
+  /**
+   * Sends an event like `sendToSession` and calls `onGone` once every connection that accepted it
+   * has closed — nobody is left who could answer it. Nothing is watched when no connection
+   * accepted the event; call `release` once the answer has come.
+   */
+  sendWatched(sessionId: number, type: string, data: Record<string, unknown>, onGone: () => void): WatchedDelivery {
+    const delivered = this.deliver(sessionId, type, data);
+    // A connection may have closed from inside `send`; only open ones can still answer.
+    const open = delivered.filter((connectionId) => this.connections.has(connectionId));
+    const watch: Watch = { connections: new Set(open), onGone };
+    if (open.length > 0) this.watches.add(watch);
+    else if (delivered.length > 0) onGone();
+    return { delivered: delivered.length, release: () => void this.watches.delete(watch) };
   }
 
   /**

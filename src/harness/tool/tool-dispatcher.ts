@@ -306,7 +306,11 @@ export class ToolDispatcher {
     const answer = registry.wait(requestId, this.askTimeoutMs);
     const data: Record<string, unknown> = { requestId, questions: parsed.questions };
     if (parsed.metadata !== undefined) data.metadata = parsed.metadata;
-    if (sessions.sendToSession(sessionId, 'ask_user_questions', data) === 0) {
+    // Every client that showed the questions closing means nobody can answer them: stop waiting.
+    const delivery = sessions.sendWatched(sessionId, 'ask_user_questions', data, () => {
+      registry.cancel(requestId, 'the client disconnected before answering');
+    });
+    if (delivery.delivered === 0) {
       registry.cancel(requestId, 'no client received the questions');
       await answer.catch(() => undefined);
       return NO_QUESTION_CLIENT;
@@ -317,6 +321,8 @@ export class ToolDispatcher {
       sessions.sendToSession(sessionId, 'ask_user_questions_cancelled', { requestId });
       const message = error instanceof Error ? error.message : String(error);
       return JSON.stringify({ error: `The questions were not answered: ${message}` });
+    } finally {
+      delivery.release();
     }
   }
 }
