@@ -26,7 +26,7 @@ function stdioServer(overrides: Partial<McpServerConfig> = {}): McpServerConfig 
   return { id: 1, name: 'demo', type: 'stdio', command: process.execPath, args: [DEMO_SERVER_JS], env: {}, ...overrides };
 }
 
-function newManager(servers: McpServerConfig[], options: { callTimeoutMs?: number; connectTimeoutMs?: number } = {}) {
+function newManager(servers: McpServerConfig[], options: { callTimeoutMs?: number; connectTimeoutMs?: number; idleTimeoutMs?: number } = {}) {
   return new McpClientManager(servers, { callTimeoutMs: CALL_TIMEOUT_MS, connectTimeoutMs: CONNECT_TIMEOUT_MS, ...options });
 }
 
@@ -36,6 +36,14 @@ function isAlive(pid: number): boolean {
     return true;
   } catch {
     return false;
+  }
+}
+
+async function waitFor(condition: () => boolean, description: string, timeoutMs = 5_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting until ${description}`);
+    await new Promise<void>((resolve) => setTimeout(resolve, 20));
   }
 }
 
@@ -335,6 +343,62 @@ describe('McpClientManager', () => {
         await crashing.closeAll();
         await doomed.stop();
       }
+    });
+  });
+
+  describe('when a session goes idle', () => {
+    it("stops the session's servers after idleTimeoutMs without a request, and connects again on the next", async () => {
+      const manager = newManager([stdioServer()], { idleTimeoutMs: 150 });
+      const first = await pidOf(manager, 1);
+      expect(manager.hasClients(1)).toBe(true);
+
+      await waitFor(() => !manager.hasClients(1) && !isAlive(first), 'the idle server is stopped');
+
+      const second = await pidOf(manager, 1);
+      expect(second).not.toBe(first);
+      await manager.closeAll();
+    });
+
+    it('does not close the clients while a call of the session is still running', async () => {
+      const manager = newManager([stdioServer()], { idleTimeoutMs: 100, callTimeoutMs: 5_000 });
+      const pid = await pidOf(manager, 1);
+      await expect(manager.callTool(1, 1, 'slow', '{"ms":400}')).resolves.toBe('waited 400 ms');
+      await expect(pidOf(manager, 1)).resolves.toBe(pid);
+      await manager.closeAll();
+      expect(isAlive(pid)).toBe(false);
+    });
+
+    it('keeps the clients with idleTimeoutMs 0', async () => {
+      const manager = newManager([stdioServer()], { idleTimeoutMs: 0 });
+      const pid = await pidOf(manager, 1);
+      await new Promise<void>((resolve) => setTimeout(resolve, 200));
+      await expect(pidOf(manager, 1)).resolves.toBe(pid);
+      await manager.closeAll();
+    });
+  });
+
+  describe('when a server pages its tool list forever', () => {
+    const pagingServer = (nextCursor: string) =>
+      [
+        "const rl = require('readline').createInterface({ input: process.stdin });",
+        'let page = 0;',
+        'rl.on("line", (line) => {',
+        '  const m = JSON.parse(line); if (m.id === undefined) return;',
+        '  const send = (o) => process.stdout.write(JSON.stringify({ jsonrpc: "2.0", id: m.id, ...o }) + "\\n");',
+        '  if (m.method === "initialize") send({ result: { protocolVersion: m.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: "paging", version: "1" } } });',
+        `  else { page++; send({ result: { tools: [{ name: "t" + page, inputSchema: { type: "object" } }], nextCursor: ${nextCursor} } }); }`,
+        '});',
+      ].join('\n');
+
+    it.each([
+      ['repeats a cursor', '"again"', /returned the cursor 'again' twice/],
+      ['never stops', '"c" + page', /did not end after 100 pages/],
+    ])('gives up on a server that %s', async (_, nextCursor, reason) => {
+      const manager = newManager([stdioServer({ name: 'paging', args: ['-e', pagingServer(nextCursor)] })]);
+      const failure = await manager.listTools(1, 1).catch((error: unknown) => error);
+      expect(failure).toBeInstanceOf(McpRequestError);
+      expect((failure as Error).message).toMatch(reason);
+      await manager.closeAll();
     });
   });
 

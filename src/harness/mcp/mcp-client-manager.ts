@@ -16,10 +16,19 @@ export interface McpClientManagerOptions {
   connectTimeoutMs?: number;
   /** Name the harness gives itself in the MCP handshake (default `harness`). */
   clientName?: string;
+  /**
+   * A session's clients are closed (stdio servers stopped) after this long without a request of
+   * the session (default 10 minutes); the next request connects again. `0` keeps them until
+   * `closeSession`.
+   */
+  idleTimeoutMs?: number;
 }
 
 const DEFAULT_CALL_TIMEOUT_MS = 60_000;
 const DEFAULT_CONNECT_TIMEOUT_MS = 15_000;
+const DEFAULT_IDLE_TIMEOUT_MS = 600_000;
+/** A `tools/list` that needs more pages than this is taken for a server that never ends its list. */
+const MAX_TOOL_PAGES = 100;
 const CLIENT_VERSION = '0.1.0';
 /** Enough of a server's stderr to explain why it failed to start. */
 const STDERR_TAIL_CHARS = 2_000;
@@ -28,18 +37,27 @@ interface Connection {
   client: Client;
 }
 
+/** A session's requests in progress, and the timer that closes its clients once it is idle. */
+interface Activity {
+  inFlight: number;
+  idleTimer: NodeJS.Timeout | null;
+}
+
 /**
  * Connects to the configured MCP servers with the official SDK (stdio and Streamable HTTP) and
  * keeps one client per session and server, so that sessions never share server-side state and
  * closing a session stops exactly its servers. Clients connect on first use; callers that arrive
  * while a connection is being made share it. A client whose connection died is dropped, and the
- * next call connects again.
+ * next call connects again. A session idle for `idleTimeoutMs` has its clients closed, so stdio
+ * server processes do not outlive the sessions that use them.
  */
 export class McpClientManager {
   private readonly servers = new Map<number, McpServerConfig>();
   /** sessionId → serverId → the (possibly still pending) connection. */
   private readonly sessions = new Map<number, Map<number, Promise<Connection>>>();
+  private readonly activity = new Map<number, Activity>();
   private readonly callTimeoutMs: number;
+  private readonly idleTimeoutMs: number;
   private readonly connectTimeoutMs: number;
   private readonly clientName: string;
 
@@ -48,6 +66,7 @@ export class McpClientManager {
     this.callTimeoutMs = options.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS;
     this.connectTimeoutMs = options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
     this.clientName = options.clientName ?? 'harness';
+    this.idleTimeoutMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
   }
 
   /** The configured servers, in configuration order. */
@@ -67,12 +86,23 @@ export class McpClientManager {
   async listTools(sessionId: number, serverId: number): Promise<McpToolRef[]> {
     const server = this.servers.get(serverId);
     if (!server) throw new UnknownMcpServerError(serverId);
+    return this.whileBusy(sessionId, () => this.listServerTools(sessionId, server));
+  }
+
+  private async listServerTools(sessionId: number, server: McpServerConfig): Promise<McpToolRef[]> {
     const connection = this.connection(sessionId, server);
     const { client } = await connection;
     const refs: McpToolRef[] = [];
     try {
       let cursor: string | undefined;
+      const seen = new Set<string>();
       do {
+        if (cursor !== undefined) {
+          // A cursor seen before, or no end in sight, would page forever.
+          if (seen.has(cursor)) throw new Error(`tools/list returned the cursor '${cursor}' twice`);
+          if (seen.size + 1 >= MAX_TOOL_PAGES) throw new Error(`tools/list did not end after ${MAX_TOOL_PAGES} pages`);
+          seen.add(cursor);
+        }
         const page = await withDeadline(
           this.callTimeoutMs,
           (signal) => client.listTools(cursor === undefined ? {} : { cursor }, { signal, timeout: this.callTimeoutMs }),
@@ -107,7 +137,10 @@ export class McpClientManager {
     if (!server) return callFailed(new UnknownMcpServerError(serverId).message);
     const parsed = parseToolArguments(argumentsJson);
     if (!parsed.ok) return JSON.stringify({ error: `Invalid arguments for MCP tool '${toolName}': ${parsed.error}` });
+    return this.whileBusy(sessionId, () => this.callServerTool(sessionId, server, toolName, parsed.args));
+  }
 
+  private async callServerTool(sessionId: number, server: McpServerConfig, toolName: string, args: Record<string, unknown>): Promise<string> {
     const connection = this.connection(sessionId, server);
     let client: Client;
     try {
@@ -118,7 +151,7 @@ export class McpClientManager {
     try {
       const result = await withDeadline(
         this.callTimeoutMs,
-        (signal) => client.callTool({ name: toolName, arguments: parsed.args }, undefined, { signal, timeout: this.callTimeoutMs }),
+        (signal) => client.callTool({ name: toolName, arguments: args }, undefined, { signal, timeout: this.callTimeoutMs }),
         `'${toolName}' on MCP server '${server.name}' did not answer within ${this.callTimeoutMs} ms`,
       );
       return formatMcpCallResult(result);
@@ -130,6 +163,9 @@ export class McpClientManager {
 
   /** Closes the session's clients; stdio servers are stopped (stdin closed, then signalled). */
   async closeSession(sessionId: number): Promise<void> {
+    const activity = this.activity.get(sessionId);
+    if (activity?.idleTimer) clearTimeout(activity.idleTimer);
+    if (activity && activity.inFlight === 0) this.activity.delete(sessionId);
     const clients = this.sessions.get(sessionId);
     if (!clients) return;
     this.sessions.delete(sessionId);
@@ -139,6 +175,39 @@ export class McpClientManager {
   /** Closes every session's clients (application shutdown). */
   async closeAll(): Promise<void> {
     await Promise.all([...this.sessions.keys()].map((sessionId) => this.closeSession(sessionId)));
+  }
+
+  /** Whether the session has clients open or being opened. */
+  hasClients(sessionId: number): boolean {
+    return this.sessions.has(sessionId);
+  }
+
+  /** Runs one request of the session; the idle clock starts once its last request has ended. */
+  private async whileBusy<T>(sessionId: number, request: () => Promise<T>): Promise<T> {
+    let activity = this.activity.get(sessionId);
+    if (!activity) {
+      activity = { inFlight: 0, idleTimer: null };
+      this.activity.set(sessionId, activity);
+    }
+    if (activity.idleTimer) clearTimeout(activity.idleTimer);
+    activity.idleTimer = null;
+    activity.inFlight++;
+    try {
+      return await request();
+    } finally {
+      activity.inFlight--;
+      if (activity.inFlight === 0) this.startIdleClock(sessionId, activity);
+    }
+  }
+
+  private startIdleClock(sessionId: number, activity: Activity): void {
+    if (this.idleTimeoutMs <= 0) return;
+    activity.idleTimer = setTimeout(() => {
+      if (this.activity.get(sessionId) !== activity || activity.inFlight > 0) return;
+      this.activity.delete(sessionId);
+      void this.closeSession(sessionId);
+    }, this.idleTimeoutMs);
+    activity.idleTimer.unref();
   }
 
   private connection(sessionId: number, server: McpServerConfig): Promise<Connection> {
