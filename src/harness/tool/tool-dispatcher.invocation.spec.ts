@@ -295,6 +295,32 @@ describe('ToolDispatcher.dispatchInvocation', () => {
       ]);
     });
 
+    it.each(expectations)('at %s asks for approval for a name the server does not know at all', async (level, expected) => {
+      const { dispatcher, requests } = setup();
+      await dispatcher.dispatchInvocation(invocation({ toolName: 'wipe_disk', executionMode: 'LOCAL', sessionId: SESSION, userId: OWNER, permissionLevel: level }));
+      expect(requests).toEqual([
+        expected
+          ? { toolName: 'wipe_disk', needApproval: true, dangerReason: "'wipe_disk' is not a tool this server knows; the desktop would run it unchecked" }
+          : { toolName: 'wipe_disk', needApproval: false, dangerReason: null },
+      ]);
+    });
+
+    it('keeps the usual rules for the desktop built-ins and for registered and session tools', async () => {
+      const { dispatcher, requests } = setup();
+      for (const toolName of ['read_file', 'glob', 'grep', 'probe', 'session_tool']) {
+        await dispatcher.dispatchInvocation(
+          invocation({ toolName, executionMode: 'LOCAL', sessionId: SESSION, permissionLevel: 'READ_ONLY', sessionTools: [sessionTool] }),
+        );
+      }
+      expect(requests.map((request) => [request.toolName, request.needApproval])).toEqual([
+        ['read_file', false],
+        ['glob', false],
+        ['grep', false],
+        ['probe', false],
+        ['session_tool', false],
+      ]);
+    });
+
     it('describes the desktop MCP adapter as an MCP tool even in LOCAL mode', async () => {
       const { dispatcher, requests } = setup({ storedLevel: 'READ_WRITE' });
       await dispatcher.dispatchInvocation(

@@ -29,6 +29,9 @@ export const WRITE_TOOLS: ReadonlySet<string> = new Set(['write_file', 'edit_fil
 export const ASK_USER_QUESTIONS_TOOL = 'ask_user_questions';
 export const SHELL_TOOL = 'shell';
 
+/** The built-in tools a desktop client runs in LOCAL mode, known by name even where not registered. */
+export const DESKTOP_BUILTIN_TOOLS: ReadonlySet<string> = new Set(['read_file', 'write_file', 'edit_file', 'glob', 'grep', SHELL_TOOL]);
+
 /** Whether a call needs the user's approval before it runs, and why. */
 export interface ApprovalDecision {
   required: boolean;
@@ -203,7 +206,8 @@ export class ToolDispatcher {
       return callTool(tool, argumentsJson, sessionId, runAs, workspace);
     }
     if (executionMode === 'LOCAL') {
-      return this.dispatchLocal(descriptor, toolName, argumentsJson, sessionId, workspace, permissionLevel, modelConfig);
+      const known = DESKTOP_BUILTIN_TOOLS.has(toolName) || this.registry.get(toolName) !== undefined || findSessionTool(sessionTools, toolName) !== undefined;
+      return this.dispatchLocal(descriptor, known, toolName, argumentsJson, sessionId, workspace, permissionLevel, modelConfig);
     }
     const tool = this.registry.get(toolName) ?? findSessionTool(sessionTools, toolName);
     if (!tool) throw new UnknownToolError(toolName);
@@ -264,8 +268,14 @@ export class ToolDispatcher {
     return defaultDescriptor(toolName);
   }
 
+  /**
+   * A LOCAL call goes to the desktop with the approval its level asks for. A name the server
+   * knows nothing about (no built-in, registered or session tool) needs approval below FULL: the
+   * desktop might run a tool of that name, and nothing here can say what it does.
+   */
   private async dispatchLocal(
     descriptor: ToolDescriptor,
+    known: boolean,
     toolName: string,
     argumentsJson: string,
     sessionId: number | null,
@@ -281,7 +291,9 @@ export class ToolDispatcher {
     }
     // The user may change the level mid-run; the stored level wins over the one the run started with.
     const currentLevel = this.permissionLookup?.getPermissionLevel(sessionId) ?? permissionLevel;
-    const approval = await this.shouldRequireApproval(descriptor, toolName, currentLevel, argumentsJson, modelConfig);
+    const approval: ApprovalDecision = !known && parsePermissionLevel(currentLevel) !== 'FULL'
+      ? { required: true, reason: `'${toolName}' is not a tool this server knows; the desktop would run it unchecked` }
+      : await this.shouldRequireApproval(descriptor, toolName, currentLevel, argumentsJson, modelConfig);
     if (toolName === SHELL_TOOL && this.backgroundTasks && isAsyncShell(argumentsJson)) {
       const work = this.localExecutor.execute(sessionId, toolName, argumentsJson, workspace, approval.required, approval.reason);
       const taskId = this.backgroundTasks.start(sessionId, `shell: ${readShellCommand(argumentsJson) ?? ''}`, work);

@@ -51,6 +51,19 @@ describe('WsStreamingEventListener with result meta', () => {
     expect(records[1].summary).toBe('read_file failed: no such file');
   });
 
+  it('treats a call id used again in a later round as a new call', () => {
+    const { listener, results, records } = setup();
+    listener.onToolCallStart('call_0', 'read_file', '{"path":"a"}');
+    listener.onToolCallResult('call_0', 'a', { status: 'success', durationMs: 1 });
+    listener.onToolCallStart('call_0', 'shell', '{"command":"false"}');
+    listener.onToolCallResult('call_0', '{"exit_code":1,"stdout":"","stderr":""}', { status: 'error', durationMs: 1 });
+    expect(results().map((data) => [data.tool_call_id, data.tool_name, data.status])).toEqual([
+      ['call_0', 'read_file', 'success'],
+      ['call_0', 'shell', 'error'],
+    ]);
+    expect(records.map((record) => record.toolName)).toEqual(['read_file', 'shell']);
+  });
+
   it('keeps the event shape of interface.md', () => {
     const { listener, results } = setup();
     listener.onToolCallStart('a', 'glob', '{}');

@@ -97,6 +97,9 @@ export class WsStreamingEventListener implements AgentEventListener {
       summary: activity.summary,
     });
     this.recordActivity(toolCallId, toolName, activity, isError, auditDetails(meta));
+    // The call is over. Some providers number calls per round (`call_0`, `call_1`, …), so a later
+    // round may use this id again for a new call, which then gets its own tool_call_start.
+    this.calls.delete(toolCallId);
   }
 
   onMessageEnd(usage: ChatUsage | null): void {

@@ -2,7 +2,7 @@ import * as fs from 'node:fs/promises';
 
 import { requireString } from '../tool-arguments';
 import { resolveInWorkspace } from '../workspace-path';
-import { describeFsError } from './fs-error-message';
+import { describeFsError, regularFileProblem } from './fs-error-message';
 import { errorResult, jsonResult } from './json-result';
 import { WorkspaceTool } from './workspace-tool';
 
@@ -78,6 +78,8 @@ export class EditFileTool extends WorkspaceTool {
     if (!resolved.ok) return errorResult(resolved.error);
     const shown = resolved.relativePath;
 
+    const problem = await regularFileProblem(resolved.path, shown);
+    if (problem !== null) return errorResult(problem);
     let content: string;
     try {
       content = await fs.readFile(resolved.path, 'utf8');

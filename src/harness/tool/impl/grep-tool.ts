@@ -127,7 +127,9 @@ export class GrepTool extends WorkspaceTool {
     if (!resolved.ok) return errorResult(resolved.error);
     let isDirectory: boolean;
     try {
-      isDirectory = (await fs.stat(resolved.path)).isDirectory();
+      const stat = await fs.stat(resolved.path);
+      isDirectory = stat.isDirectory();
+      if (!isDirectory && !stat.isFile()) return errorResult(`'${resolved.relativePath}' is not a regular file`);
     } catch (error) {
       return errorResult(describeFsError(error, resolved.relativePath));
     }
@@ -158,7 +160,8 @@ export class GrepTool extends WorkspaceTool {
   private async readSearchable(file: string): Promise<string | null> {
     try {
       const stat = await fs.stat(file);
-      if (stat.size > this.maxFileBytes) return null;
+      // A FIFO or device (reached through a link) would block the read.
+      if (!stat.isFile() || stat.size > this.maxFileBytes) return null;
       const bytes = await fs.readFile(file);
       return looksBinary(bytes) ? null : bytes.toString('utf8');
     } catch {

@@ -1,0 +1,51 @@
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs/promises';
+import * as os from 'node:os';
+import * as path from 'node:path';
+
+import type { Tool } from '../tool';
+import { EditFileTool } from './edit-file-tool';
+import { GlobTool } from './glob-tool';
+import { GrepTool } from './grep-tool';
+import { ReadFileTool } from './read-file-tool';
+import { WriteFileTool } from './write-file-tool';
+
+// Opening a FIFO blocks until its other end is opened: a tool that read or wrote one would hang
+// its call (and the run) for good. Every file tool must refuse it, or skip it when walking.
+describe('the file tools and a FIFO in the workspace', () => {
+  let workspace: string;
+
+  beforeEach(async () => {
+    workspace = await fs.mkdtemp(path.join(os.tmpdir(), 'harness-fifo-'));
+    execFileSync('mkfifo', [path.join(workspace, 'pipe')]);
+    await fs.symlink(path.join(workspace, 'pipe'), path.join(workspace, 'pipe-link'));
+    await fs.writeFile(path.join(workspace, 'notes.txt'), 'find me\n');
+  });
+
+  afterEach(async () => {
+    await fs.rm(workspace, { recursive: true, force: true });
+  });
+
+  const run = async (tool: Tool, args: Record<string, unknown>) =>
+    JSON.parse(await tool.execute(JSON.stringify(args), workspace)) as Record<string, unknown>;
+
+  it.each([
+    ['read_file', () => new ReadFileTool(), { path: 'pipe' }],
+    ['write_file', () => new WriteFileTool(), { path: 'pipe', content: 'x' }],
+    ['edit_file', () => new EditFileTool(), { path: 'pipe', old_string: 'a', new_string: 'b' }],
+    ['grep', () => new GrepTool(), { pattern: 'x', path: 'pipe' }],
+    ['read_file through a link', () => new ReadFileTool(), { path: 'pipe-link' }],
+    ['write_file through a link', () => new WriteFileTool(), { path: 'pipe-link', content: 'x' }],
+    ['edit_file through a link', () => new EditFileTool(), { path: 'pipe-link', old_string: 'a', new_string: 'b' }],
+  ] as Array<[string, () => Tool, Record<string, unknown>]>)('%s refuses it at once', async (_, tool, args) => {
+    expect((await run(tool(), args)).error).toMatch(/^'pipe(-link)?' is not a regular file$/);
+  });
+
+  it('grep and glob walk past it', async () => {
+    expect(await run(new GrepTool(), { pattern: 'find' })).toEqual({
+      matches: [{ file: 'notes.txt', line: 1, text: 'find me' }],
+      truncated: false,
+    });
+    expect(await run(new GlobTool(), { pattern: '*' })).toEqual({ files: ['notes.txt'], truncated: false });
+  });
+});
