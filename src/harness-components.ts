@@ -16,6 +16,7 @@ import { loadMcpConfigFile, type McpServerConfig } from './harness/mcp/mcp-serve
 import { AskUserQuestionsRegistry } from './harness/tool/ask-user-questions-registry';
 import { DangerAssessor, LlmDangerClassifierModel } from './harness/tool/danger-assessor';
 import { createBuiltinTools } from './harness/tool/impl/builtin-tools';
+import { shellEnvironment } from './harness/tool/impl/shell-environment';
 import { ToolDispatcher } from './harness/tool/tool-dispatcher';
 import type { Tool } from './harness/tool/tool';
 import { ToolRegistry } from './harness/tool/tool-registry';
@@ -67,7 +68,10 @@ export function createHarnessComponents(config: HarnessConfig, extensions: Harne
   const activities = new ActivityRepository(database);
   const backgroundTasks = new BackgroundTaskManager();
   const registry = new ToolRegistry([
-    ...createBuiltinTools({ taskStore: new SqliteTaskStore(database), shell: { enabled: config.cloudShell, background: backgroundTasks, env: shellEnvironment(process.env) } }),
+    ...createBuiltinTools({
+      taskStore: new SqliteTaskStore(database),
+      shell: { enabled: config.cloudShell, background: backgroundTasks, env: shellEnvironment(process.env, config.shellEnv) },
+    }),
     ...(extensions.tools ?? []),
   ]);
   const llm = createLlmAdapter(config);
@@ -143,10 +147,4 @@ function createLlmAdapter(config: HarnessConfig): LlmAdapter {
     responses: new ResponsesLlmAdapter(),
     scripted: new ScriptedLlmAdapter(scenario),
   });
-}
-
-/** The server's environment without its own secrets: commands the model runs must not read them. */
-function shellEnvironment(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
-  const secret = /^(LLM_|HARNESS_)|API_KEY|TOKEN|SECRET|PASSWORD/i;
-  return Object.fromEntries(Object.entries(env).filter(([name]) => !secret.test(name)));
 }

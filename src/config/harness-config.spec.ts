@@ -1,5 +1,5 @@
 import { createLlmModelConfigFromEnv } from '../harness/llm/llm-adapter-facade';
-import { loadHarnessConfig } from './harness-config';
+import { ConfigError, loadHarnessConfig } from './harness-config';
 
 const TOKENS = { HARNESS_TOKENS: 'tok=1' };
 
@@ -24,6 +24,30 @@ describe('loadHarnessConfig', () => {
       const { llm } = loadHarnessConfig(env);
       expect(llm).toEqual({ ...createLlmModelConfigFromEnv(env), script: null });
       expect(llm).toEqual({ protocol: 'responses', baseUrl: 'http://x/v1', apiKey: 'k', model: 'gpt-4o-mini', script: null });
+    });
+  });
+
+  describe('HARNESS_SHELL_ENV', () => {
+    it.each([
+      [undefined, []],
+      ['', []],
+      ['GOPATH', ['GOPATH']],
+      [' GOPATH , NPM_CONFIG_CACHE,,_x1 ', ['GOPATH', 'NPM_CONFIG_CACHE', '_x1']],
+      ['GOPATH,GOPATH', ['GOPATH']],
+    ])('%j → %j', (value, names) => {
+      expect(loadHarnessConfig({ ...TOKENS, HARNESS_SHELL_ENV: value }).shellEnv).toEqual(names);
+    });
+
+    it.each([
+      ['GO PATH', "expected comma-separated variable names, got 'GO PATH'"],
+      ['1ABC', "expected comma-separated variable names, got '1ABC'"],
+      ['PATH=/bin', "expected comma-separated variable names, got 'PATH=/bin'"],
+      ['PATH,HARNESS_TOKENS', "HARNESS_TOKENS holds the server's own secrets and is never passed to commands"],
+      ['LLM_API_KEY', "LLM_API_KEY holds the server's own secrets and is never passed to commands"],
+    ])('refuses %j, naming the variable', (value, message) => {
+      const load = () => loadHarnessConfig({ ...TOKENS, HARNESS_SHELL_ENV: value });
+      expect(load).toThrow(ConfigError);
+      expect(load).toThrow(`HARNESS_SHELL_ENV: ${message}`);
     });
   });
 });

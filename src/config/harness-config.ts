@@ -14,6 +14,8 @@ export interface HarnessConfig {
   generatedToken: string | null;
   mcpConfigPath: string | null;
   cloudShell: boolean;
+  /** `HARNESS_SHELL_ENV`: names of server variables copied into `shell` commands' environment. */
+  shellEnv: string[];
   llm: {
     /** `LLM_PROTOCOL` as one of the known protocols: an unknown name is `openai`, as the facade routes it. */
     protocol: LlmProtocol;
@@ -49,6 +51,7 @@ export function loadHarnessConfig(env: NodeJS.ProcessEnv = process.env): Harness
     generatedToken,
     mcpConfigPath: nonEmpty(env.HARNESS_MCP_CONFIG),
     cloudShell: readSwitch('HARNESS_CLOUD_SHELL', env.HARNESS_CLOUD_SHELL),
+    shellEnv: readShellEnv(env.HARNESS_SHELL_ENV),
     llm: {
       // One reading of the LLM_* variables, shared with the facade, so config and routing agree.
       protocol: llm.protocol,
@@ -85,6 +88,24 @@ function readSwitch(variable: string, value: string | undefined): boolean {
   if (['on', 'true', '1', 'yes'].includes(text)) return true;
   if (['off', 'false', '0', 'no'].includes(text)) return false;
   throw new ConfigError(variable, `expected 'on' or 'off', got '${value}'`);
+}
+
+/** Variables that hold the server's own secrets; passing them to commands would defeat the allow-list. */
+const SERVER_SECRETS = ['HARNESS_TOKENS', 'LLM_API_KEY'];
+
+/** Comma-separated variable names; blanks between commas are ignored, duplicates kept once. */
+function readShellEnv(value: string | undefined): string[] {
+  const names: string[] = [];
+  for (const name of (nonEmpty(value) ?? '').split(',').map((part) => part.trim()).filter(Boolean)) {
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) {
+      throw new ConfigError('HARNESS_SHELL_ENV', `expected comma-separated variable names, got '${name}'`);
+    }
+    if (SERVER_SECRETS.includes(name)) {
+      throw new ConfigError('HARNESS_SHELL_ENV', `${name} holds the server's own secrets and is never passed to commands`);
+    }
+    if (!names.includes(name)) names.push(name);
+  }
+  return names;
 }
 
 function readTokens(value: string | undefined): { tokens: Map<string, number>; generatedToken: string | null } {

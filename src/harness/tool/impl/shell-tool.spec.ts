@@ -4,6 +4,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 
 import { BackgroundTaskManager, type BackgroundTaskResult } from '../../core/background-task-manager';
+import { DEFAULT_SHELL_PATH, shellEnvironment } from './shell-environment';
 import { SHELL_DISABLED_ERROR, ShellTool, type ShellToolOptions } from './shell-tool';
 
 const SESSION = 5;
@@ -160,6 +161,65 @@ describe('ShellTool', () => {
     [{ command: 'true', async: 'yes' }, "'async' must be a boolean, got string"],
   ])('%j → error', async (args, error) => {
     expect(await run(args)).toEqual({ error });
+  });
+
+  describe('environment', () => {
+    const envOf = async (tool = shell()) => {
+      const { stdout } = await run({ command: 'env' }, tool);
+      return Object.fromEntries(
+        String(stdout)
+          .split('\n')
+          .filter(Boolean)
+          .map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)]),
+      );
+    };
+
+    it('keeps only PATH, LANG, LC_ALL and TZ of the server', () => {
+      const server = { PATH: '/opt/bin:/usr/bin', LANG: 'C.UTF-8', LC_ALL: 'C', TZ: 'UTC', HOME: '/root', TMPDIR: '/var/tmp', USER: 'srv' };
+      expect(shellEnvironment(server)).toEqual({ PATH: '/opt/bin:/usr/bin', LANG: 'C.UTF-8', LC_ALL: 'C', TZ: 'UTC' });
+    });
+
+    it('leaves out the server secrets and anything not allowed, whatever their names', () => {
+      const server = { PATH: '/usr/bin', HARNESS_TOKENS: 'tok=1', LLM_API_KEY: 'sk', DATABASE_URL: 'postgres://u:p@h/db', AWS_ACCESS_KEY_ID: 'A' };
+      expect(shellEnvironment(server)).toEqual({ PATH: '/usr/bin' });
+    });
+
+    it('uses a default PATH when the server has none', () => {
+      expect(shellEnvironment({})).toEqual({ PATH: DEFAULT_SHELL_PATH });
+      expect(shellEnvironment({ PATH: '' })).toEqual({ PATH: DEFAULT_SHELL_PATH });
+    });
+
+    it('copies the variables named in HARNESS_SHELL_ENV that the server has', () => {
+      const server = { PATH: '/usr/bin', GOPATH: '/go', NPM_CONFIG_CACHE: '/cache', SECRET: 's' };
+      expect(shellEnvironment(server, ['GOPATH', 'NPM_CONFIG_CACHE', 'MISSING'])).toEqual({ PATH: '/usr/bin', GOPATH: '/go', NPM_CONFIG_CACHE: '/cache' });
+    });
+
+    it('is what commands see by default, not the server environment', async () => {
+      const marker = 'HARNESS_TEST_SHELL_MARKER';
+      process.env[marker] = 'leaked';
+      try {
+        const env = await envOf();
+        expect(env[marker]).toBeUndefined();
+        expect(env).toEqual(
+          expect.objectContaining({ PATH: process.env.PATH, HOME: workspace, TERM: 'dumb', HARNESS_SESSION_ID: '5', HARNESS_USER_ID: '9' }),
+        );
+        const allowed = ['PATH', 'LANG', 'LC_ALL', 'TZ', 'HOME', 'TERM', 'HARNESS_SESSION_ID', 'HARNESS_USER_ID', 'PWD', 'OLDPWD', 'SHLVL', '_'];
+        expect(Object.keys(env).filter((name) => !allowed.includes(name))).toEqual([]);
+      } finally {
+        delete process.env[marker];
+      }
+    });
+
+    it('sets HOME, TERM and the ids itself, over what the configured environment holds', async () => {
+      const env = await envOf(shell({ env: { PATH: process.env.PATH, HOME: '/root', TERM: 'xterm', HARNESS_SESSION_ID: '77', EXTRA: 'x' } }));
+      expect(env).toEqual(expect.objectContaining({ HOME: workspace, TERM: 'dumb', HARNESS_SESSION_ID: '5', HARNESS_USER_ID: '9', EXTRA: 'x' }));
+    });
+
+    it('has no TMPDIR unless it is passed on purpose', async () => {
+      expect((await envOf(shell({ env: shellEnvironment({ PATH: process.env.PATH, TMPDIR: '/var/tmp' }) }))).TMPDIR).toBeUndefined();
+      const passed = shellEnvironment({ PATH: process.env.PATH, TMPDIR: '/var/tmp' }, ['TMPDIR']);
+      expect((await envOf(shell({ env: passed }))).TMPDIR).toBe('/var/tmp');
+    });
   });
 
   it('refuses a workspace that does not exist', async () => {

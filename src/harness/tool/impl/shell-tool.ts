@@ -6,6 +6,7 @@ import { BaseTool } from '../tool';
 import { optionalBoolean, optionalInteger, parseToolArguments, requireString } from '../tool-arguments';
 import { resolveInWorkspace } from '../workspace-path';
 import { errorResult, jsonResult, messageOf } from './json-result';
+import { shellEnvironment } from './shell-environment';
 
 /** The exact error every call gets while the shell is switched off. */
 export const SHELL_DISABLED_ERROR = 'shell is disabled on this server (HARNESS_CLOUD_SHELL=off)';
@@ -28,7 +29,10 @@ export interface ShellToolOptions {
   maxOutputBytes?: number;
   /** Runs `async:true` commands; without it such calls get an error. */
   background?: BackgroundTaskManager;
-  /** Environment of the commands (default: the server's own `process.env`). */
+  /**
+   * Environment the commands start from (default: `shellEnvironment(process.env)`, an allow-list).
+   * Each call sets `HOME` (the session workspace), `TERM=dumb` and the session and user ids on top.
+   */
   env?: NodeJS.ProcessEnv;
 }
 
@@ -43,7 +47,8 @@ export interface ShellResult {
 
 /**
  * `shell {command, timeout_ms?, async?}`: runs `/bin/sh -c command` in the session workspace.
- * The command gets `HARNESS_SESSION_ID` / `HARNESS_USER_ID` in its environment. It runs in its
+ * The command's environment is the configured allow-list (`shellEnvironment`) plus `HOME` = the
+ * workspace, `TERM=dumb` and `HARNESS_SESSION_ID` / `HARNESS_USER_ID`. It runs in its
  * own process group so that a timeout kills everything it started. Result:
  * `{"exit_code","stdout","stderr","timed_out"?,"truncated"?}`; a timeout gives exit code 124 and
  * `timed_out:true`, a signal 128+N. With `async:true` the command is handed to the
@@ -155,7 +160,9 @@ export class ShellTool extends BaseTool {
     const root = await resolveInWorkspace(workspace, '.');
     if (!root.ok) return errorResult(root.error);
 
-    const env: NodeJS.ProcessEnv = { ...(this.options.env ?? process.env) };
+    const env: NodeJS.ProcessEnv = { ...(this.options.env ?? shellEnvironment(process.env)), HOME: root.path, TERM: 'dumb' };
+    delete env.HARNESS_SESSION_ID;
+    delete env.HARNESS_USER_ID;
     if (sessionId !== null) env.HARNESS_SESSION_ID = String(sessionId);
     if (userId !== null) env.HARNESS_USER_ID = String(userId);
     const run = () => this.spawnCommand(command.value, root.path, env, timeout.value ?? this.timeoutMs);
