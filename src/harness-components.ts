@@ -1,4 +1,5 @@
 import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { AgentLoop } from './harness/core/agent-loop';
 import { BackgroundTaskManager } from './harness/core/background-task-manager';
 import type { LlmModelConfig } from './harness/llm/chat-request';
@@ -17,6 +18,7 @@ import { AskUserQuestionsRegistry } from './harness/tool/ask-user-questions-regi
 import { DangerAssessor, LlmDangerClassifierModel } from './harness/tool/danger-assessor';
 import { createBuiltinTools } from './harness/tool/impl/builtin-tools';
 import { shellEnvironment } from './harness/tool/impl/shell-environment';
+import { ShellIsolation } from './harness/tool/impl/shell-isolation';
 import { ToolDispatcher } from './harness/tool/tool-dispatcher';
 import type { Tool } from './harness/tool/tool';
 import { ToolRegistry } from './harness/tool/tool-registry';
@@ -67,10 +69,18 @@ export function createHarnessComponents(config: HarnessConfig, extensions: Harne
   const messages = new MessageRepository(database);
   const activities = new ActivityRepository(database);
   const backgroundTasks = new BackgroundTaskManager();
+  const shellIsolation = new ShellIsolation({ mode: config.shellIsolation, hiddenDirs: shellHiddenDirs(config) });
+  // Probed at start so that a host without namespaces is reported now, not at the first command.
+  if (config.cloudShell) void shellIsolation.check();
   const registry = new ToolRegistry([
     ...createBuiltinTools({
       taskStore: new SqliteTaskStore(database),
-      shell: { enabled: config.cloudShell, background: backgroundTasks, env: shellEnvironment(process.env, config.shellEnv) },
+      shell: {
+        enabled: config.cloudShell,
+        background: backgroundTasks,
+        env: shellEnvironment(process.env, config.shellEnv),
+        isolation: shellIsolation,
+      },
     }),
     ...(extensions.tools ?? []),
   ]);
@@ -146,5 +156,22 @@ function createLlmAdapter(config: HarnessConfig): LlmAdapter {
     anthropic: new AnthropicLlmAdapter(),
     responses: new ResponsesLlmAdapter(),
     scripted: new ScriptedLlmAdapter(scenario),
+  });
+}
+
+/**
+ * What confined `shell` commands must not see: the workspace root (other users' and sessions'
+ * workspaces) and the directory of the database file, which holds every user's messages. Real
+ * paths, as the workspaces are; both directories exist by now.
+ */
+function shellHiddenDirs(config: HarnessConfig): string[] {
+  const dirs = [config.workspaceRoot];
+  if (config.dbPath !== ':memory:') dirs.push(path.dirname(config.dbPath));
+  return dirs.map((dir) => {
+    try {
+      return fs.realpathSync(dir);
+    } catch {
+      return dir;
+    }
   });
 }

@@ -50,4 +50,23 @@ describe('loadHarnessConfig', () => {
       expect(load).toThrow(`HARNESS_SHELL_ENV: ${message}`);
     });
   });
+
+  describe('HARNESS_SHELL_ISOLATION', () => {
+    it.each([
+      [undefined, 'auto'],
+      [' ', 'auto'],
+      ['auto', 'auto'],
+      ['namespace', 'namespace'],
+      [' Namespace ', 'namespace'],
+      ['NONE', 'none'],
+    ])('%j → %s', (value, mode) => {
+      expect(loadHarnessConfig({ ...TOKENS, HARNESS_SHELL_ISOLATION: value }).shellIsolation).toBe(mode);
+    });
+
+    it.each(['on', 'sandbox', 'namespaces'])('refuses %j, naming the variable', (value) => {
+      const load = () => loadHarnessConfig({ ...TOKENS, HARNESS_SHELL_ISOLATION: value });
+      expect(load).toThrow(ConfigError);
+      expect(load).toThrow(`HARNESS_SHELL_ISOLATION: expected 'auto', 'namespace' or 'none', got '${value}'`);
+    });
+  });
 });

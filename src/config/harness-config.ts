@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import * as path from 'node:path';
 import { createLlmModelConfigFromEnv, type LlmProtocol } from '../harness/llm/llm-adapter-facade';
+import { SHELL_ISOLATION_MODES, type ShellIsolationMode } from '../harness/tool/impl/shell-isolation';
 
 /** Everything the server reads from its environment (interface.md, "Process and configuration"). */
 export interface HarnessConfig {
@@ -16,6 +17,8 @@ export interface HarnessConfig {
   cloudShell: boolean;
   /** `HARNESS_SHELL_ENV`: names of server variables copied into `shell` commands' environment. */
   shellEnv: string[];
+  /** `HARNESS_SHELL_ISOLATION`: how `shell` commands are confined (default `auto`). */
+  shellIsolation: ShellIsolationMode;
   llm: {
     /** `LLM_PROTOCOL` as one of the known protocols: an unknown name is `openai`, as the facade routes it. */
     protocol: LlmProtocol;
@@ -52,6 +55,7 @@ export function loadHarnessConfig(env: NodeJS.ProcessEnv = process.env): Harness
     mcpConfigPath: nonEmpty(env.HARNESS_MCP_CONFIG),
     cloudShell: readSwitch('HARNESS_CLOUD_SHELL', env.HARNESS_CLOUD_SHELL),
     shellEnv: readShellEnv(env.HARNESS_SHELL_ENV),
+    shellIsolation: readShellIsolation(env.HARNESS_SHELL_ISOLATION),
     llm: {
       // One reading of the LLM_* variables, shared with the facade, so config and routing agree.
       protocol: llm.protocol,
@@ -106,6 +110,13 @@ function readShellEnv(value: string | undefined): string[] {
     if (!names.includes(name)) names.push(name);
   }
   return names;
+}
+
+function readShellIsolation(value: string | undefined): ShellIsolationMode {
+  const text = (nonEmpty(value) ?? 'auto').toLowerCase();
+  const mode = SHELL_ISOLATION_MODES.find((candidate) => candidate === text);
+  if (mode === undefined) throw new ConfigError('HARNESS_SHELL_ISOLATION', `expected 'auto', 'namespace' or 'none', got '${value}'`);
+  return mode;
 }
 
 function readTokens(value: string | undefined): { tokens: Map<string, number>; generatedToken: string | null } {

@@ -1,10 +1,12 @@
-import { readFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import * as fs from 'node:fs/promises';
 import * as os from 'node:os';
 import * as path from 'node:path';
 
 import { BackgroundTaskManager, type BackgroundTaskResult } from '../../core/background-task-manager';
 import { DEFAULT_SHELL_PATH, shellEnvironment } from './shell-environment';
+import { probeNamespaceIsolationSync, ShellIsolation } from './shell-isolation';
 import { SHELL_DISABLED_ERROR, ShellTool, type ShellToolOptions } from './shell-tool';
 
 const SESSION = 5;
@@ -225,5 +227,207 @@ describe('ShellTool', () => {
   it('refuses a workspace that does not exist', async () => {
     const result = JSON.parse(await shell().execute('{"command":"true"}', SESSION, USER, path.join(workspace, 'gone')));
     expect(result).toEqual({ error: 'the session workspace does not exist' });
+  });
+});
+
+/** Pids of live host processes with `arg` among their arguments (a zombie has none). */
+function processesWith(arg: string): number[] {
+  const pids: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').includes(arg)) pids.push(Number(entry));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return pids;
+}
+
+// Chosen once, when the file loads: the confinement tests need a host where unshare can create
+// user, pid and mount namespaces (a kernel with unprivileged user namespaces, no seccomp filter).
+const namespaces = probeNamespaceIsolationSync();
+const whereNamespacesWork = namespaces.ok ? it : it.skip;
+const confinedTitle = namespaces.ok ? 'ShellTool with namespace isolation' : `ShellTool with namespace isolation (skipped: namespaces unavailable here: ${namespaces.error})`;
+
+describe(confinedTitle, () => {
+  let scratch: string;
+  let root: string;
+  let dbDir: string;
+  let workspace: string;
+  let unique = 0;
+
+  beforeEach(async () => {
+    scratch = await fs.realpath(await fs.mkdtemp(path.join(os.tmpdir(), 'harness-confined-')));
+    root = path.join(scratch, 'workspaces');
+    dbDir = path.join(scratch, 'data');
+    workspace = path.join(root, `user-${USER}`, 'project');
+    await fs.mkdir(workspace, { recursive: true });
+    await fs.writeFile(path.join(workspace, 'mine.txt'), 'mine\n');
+    await fs.mkdir(path.join(root, 'user-2', 'theirs'), { recursive: true });
+    await fs.writeFile(path.join(root, 'user-2', 'theirs', 'secret.txt'), 'sibling secret\n');
+    await fs.mkdir(dbDir);
+    await fs.writeFile(path.join(dbDir, 'harness.db'), 'every message\n');
+  });
+
+  afterEach(async () => {
+    await fs.rm(scratch, { recursive: true, force: true });
+  });
+
+  const isolation = (mode: 'namespace' | 'auto' = 'namespace', options: { unshare?: string; warn?: (line: string) => void } = {}) =>
+    new ShellIsolation({ mode, hiddenDirs: [root, dbDir], ...options });
+  const confined = (options: Partial<ShellToolOptions> = {}) => new ShellTool({ enabled: true, isolation: isolation(), ...options });
+  const run = async (args: Record<string, unknown>, tool = confined(), dir = workspace) =>
+    JSON.parse(await tool.execute(JSON.stringify(args), SESSION, USER, dir)) as Record<string, unknown>;
+  /** A number no other process on the host has among its arguments: `sleep` takes it as seconds. */
+  const sleepArg = () => `${600 + (process.pid % 1000)}.${Date.now() % 100000}${unique++}`;
+
+  whereNamespacesWork('runs in the workspace at its own path, reading and writing its files', async () => {
+    expect(await run({ command: 'pwd; cat mine.txt; echo new > made.txt; echo "$HOME"' })).toEqual({
+      exit_code: 0,
+      stdout: `${workspace}\nmine\n${workspace}\n`,
+      stderr: '',
+    });
+    expect(await fs.readFile(path.join(workspace, 'made.txt'), 'utf8')).toBe('new\n');
+  });
+
+  whereNamespacesWork('does not show the server environment through /proc', async () => {
+    // The server stand-in: a process whose initial environment holds the marker, starting the
+    // launch the tool would start, as the server does.
+    const marker = `harness-marker-${process.pid}-${Date.now()}`;
+    const command = 'cat /proc/$PPID/environ; for f in /proc/[0-9]*/environ; do cat "$f"; done 2>/dev/null; echo; ls /proc | grep -c "^[0-9]"';
+    const starter = [
+      "const { spawn } = require('node:child_process');",
+      'const [file, args, cwd] = JSON.parse(process.argv[1]);',
+      "const child = spawn(file, args, { cwd, env: { PATH: process.env.PATH }, stdio: ['ignore', 'pipe', 'ignore', 'pipe'] });",
+      'child.stdout.pipe(process.stdout);',
+    ].join('\n');
+    const throughServer = async (mode: 'namespace' | 'none') => {
+      const launch = await new ShellIsolation({ mode, hiddenDirs: [root, dbDir] }).launchFor(command, workspace);
+      const server = spawnSync(process.execPath, ['-e', starter, JSON.stringify([launch.file, launch.args, workspace])], {
+        env: { PATH: process.env.PATH, HARNESS_TEST_MARKER: marker },
+        encoding: 'utf8',
+      });
+      return server.stdout;
+    };
+    expect(await throughServer('none')).toContain(marker); // the leak the isolation closes
+    const output = await throughServer('namespace');
+    expect(output).not.toContain(marker);
+    expect(Number(output.trim().split('\n').pop())).toBeLessThan(5); // its own few processes only
+  });
+
+  whereNamespacesWork('shows only its own workspace under the workspace root, and no database', async () => {
+    const result = await run({ command: `ls -A ${root}; echo --; ls -A ${root}/user-${USER}; echo --; ls -A ${dbDir}` });
+    expect(result).toEqual({ exit_code: 0, stdout: `user-${USER}\n--\nproject\n--\n`, stderr: '' });
+  });
+
+  whereNamespacesWork('hides a database directory that holds the workspace root (the default layout), keeping the workspace', async () => {
+    // HARNESS_DB=./data/harness.db with HARNESS_WORKSPACE_ROOT=./data/workspaces
+    await fs.writeFile(path.join(scratch, 'harness.db'), 'every message\n');
+    const tool = confined({ isolation: new ShellIsolation({ mode: 'namespace', hiddenDirs: [root, scratch] }) });
+    const result = await run({ command: `cat mine.txt; ls -A ${scratch} ${root}` }, tool);
+    expect(result).toEqual({ exit_code: 0, stdout: `mine\n${scratch}:\nworkspaces\n\n${root}:\nuser-${USER}\n`, stderr: '' });
+  });
+
+  whereNamespacesWork("cannot read a sibling user's files or the database file", async () => {
+    const sibling = path.join(root, 'user-2', 'theirs', 'secret.txt');
+    const result = await run({ command: `cat ../../user-2/theirs/secret.txt; cat ${sibling}; cat ${dbDir}/harness.db` });
+    expect(result.exit_code).not.toBe(0);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toMatch(/No such file or directory/);
+  });
+
+  whereNamespacesWork('cannot unmount what hides the other directories', async () => {
+    const result = await run({ command: `cd /; umount -l -i -n ${workspace}; umount -l -i -n ${root}; umount -l -i -n ${dbDir}; ls -A ${root} ${dbDir}` });
+    expect(result.stdout).toBe(`${dbDir}:\n\n${root}:\nuser-${USER}\n`);
+  });
+
+  whereNamespacesWork('keeps exit codes, signals and output capping', async () => {
+    expect(await run({ command: 'echo oops >&2; exit 3' })).toEqual({ exit_code: 3, stdout: '', stderr: 'oops\n' });
+    expect((await run({ command: 'kill -TERM $$' })).exit_code).toBe(128 + os.constants.signals.SIGTERM);
+    const capped = await run({ command: "head -c 5000 /dev/zero | tr '\\0' a" }, confined({ maxOutputBytes: 100 }));
+    expect(capped).toEqual({ exit_code: 0, stdout: `${'a'.repeat(100)}\n[output truncated: 4900 more bytes]`, stderr: '', truncated: true });
+  });
+
+  whereNamespacesWork('on timeout kills everything the command started, even outside its process group', async () => {
+    const [inGroup, ownSession] = [sleepArg(), sleepArg()];
+    const result = await run({ command: `sleep ${inGroup} & setsid sleep ${ownSession} & wait`, timeout_ms: 1000 });
+    expect(result).toEqual({ exit_code: 124, stdout: '', stderr: '', timed_out: true });
+    await eventually(() => (processesWith(inGroup).length + processesWith(ownSession).length === 0 ? true : undefined), 'the sleeps to die');
+  });
+
+  whereNamespacesWork('ends what the command leaves running in the background when it returns', async () => {
+    const arg = sleepArg();
+    expect(await run({ command: `setsid sleep ${arg} > /dev/null 2>&1 & echo started` })).toEqual({ exit_code: 0, stdout: 'started\n', stderr: '' });
+    await eventually(() => (processesWith(arg).length === 0 ? true : undefined), 'the background sleep to die');
+  });
+
+  whereNamespacesWork('runs async:true commands confined too', async () => {
+    const background = new BackgroundTaskManager();
+    const started = await run({ command: `ls -A ${root}`, async: true }, confined({ background }));
+    expect(started.status).toBe('started');
+    const [finished] = await eventually<BackgroundTaskResult[]>(() => {
+      const drained = background.drainCompleted(SESSION);
+      return drained.length > 0 ? drained : undefined;
+    }, 'the background result');
+    expect(JSON.parse(finished.result)).toEqual({ exit_code: 0, stdout: `user-${USER}\n`, stderr: '' });
+  });
+
+  whereNamespacesWork('treats quotes and substitutions in the workspace path and the command as plain text', async () => {
+    const name = `ws'$(touch pwned1)'"$(touch pwned2)"\`touch pwned3\`;touch pwned4;'`;
+    const odd = path.join(root, `user-${USER}`, name);
+    await fs.mkdir(odd);
+    const result = await run({ command: `pwd; printf '%s\\n' "it's" '$(touch pwned5)'` }, confined(), odd);
+    expect(result).toEqual({ exit_code: 0, stdout: `${odd}\nit's\n$(touch pwned5)\n`, stderr: '' });
+    for (const dir of [odd, path.dirname(odd), workspace, root, scratch, process.cwd()]) {
+      expect((await fs.readdir(dir)).filter((entry) => entry.startsWith('pwned'))).toEqual([]);
+    }
+  });
+
+  whereNamespacesWork('with auto, confines commands on a host where namespaces work', async () => {
+    const warn = jest.fn();
+    const tool = confined({ isolation: isolation('auto', { warn }) });
+    expect((await run({ command: `ls -A ${root}` }, tool)).stdout).toBe(`user-${USER}\n`);
+    expect(warn).not.toHaveBeenCalled();
+  });
+
+  describe('where namespaces cannot be created', () => {
+    let unshare: string;
+
+    beforeEach(async () => {
+      unshare = path.join(scratch, 'unshare');
+      await fs.writeFile(unshare, '#!/bin/sh\necho "unshare: unshare failed: Operation not permitted" >&2\nexit 1\n', { mode: 0o755 });
+    });
+
+    it('with namespace, answers an error and runs nothing', async () => {
+      const tool = confined({ isolation: isolation('namespace', { unshare }) });
+      expect(await run({ command: 'touch ran' }, tool)).toEqual({
+        error: 'the command was not run: its isolation could not be set up (unshare: unshare failed: Operation not permitted)',
+      });
+      await expect(fs.access(path.join(workspace, 'ran'))).rejects.toThrow();
+    });
+
+    it('with namespace, answers an error when unshare is missing', async () => {
+      const tool = confined({ isolation: isolation('namespace', { unshare: path.join(scratch, 'no-unshare') }) });
+      expect(await run({ command: 'true' }, tool)).toEqual({ error: expect.stringMatching(/^could not start .*no-unshare: .*ENOENT/) });
+    });
+
+    it('with auto, runs commands unconfined and warns once', async () => {
+      const warn = jest.fn();
+      const tool = confined({ isolation: isolation('auto', { unshare, warn }) });
+      expect(await run({ command: 'touch ran; ls ../..' }, tool)).toEqual({ exit_code: 0, stdout: 'user-2\nuser-9\n', stderr: '' });
+      await run({ command: 'true' }, tool);
+      expect(warn).toHaveBeenCalledTimes(1);
+      expect(warn).toHaveBeenCalledWith(expect.stringContaining('shell commands are NOT isolated'));
+      expect(warn.mock.calls[0][0]).toContain('Operation not permitted');
+    });
+
+    it('reports the problem at check(), before any command', async () => {
+      const warn = jest.fn();
+      expect(await isolation('namespace', { unshare, warn }).check()).toEqual({ ok: false, error: 'unshare: unshare failed: Operation not permitted' });
+      expect(warn).toHaveBeenCalledWith(expect.stringContaining('HARNESS_SHELL_ISOLATION=namespace but namespaces are unavailable'));
+      expect(await new ShellIsolation({ mode: 'none', unshare, warn }).check()).toEqual({ ok: true });
+      expect(warn).toHaveBeenCalledTimes(1);
+    });
   });
 });

@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { constants as osConstants } from 'node:os';
+import type { Readable } from 'node:stream';
 
 import type { BackgroundTaskManager } from '../../core/background-task-manager';
 import { BaseTool } from '../tool';
@@ -7,6 +8,7 @@ import { optionalBoolean, optionalInteger, parseToolArguments, requireString } f
 import { resolveInWorkspace } from '../workspace-path';
 import { errorResult, jsonResult, messageOf } from './json-result';
 import { shellEnvironment } from './shell-environment';
+import { ShellIsolation, type ShellLaunch } from './shell-isolation';
 
 /** The exact error every call gets while the shell is switched off. */
 export const SHELL_DISABLED_ERROR = 'shell is disabled on this server (HARNESS_CLOUD_SHELL=off)';
@@ -34,6 +36,11 @@ export interface ShellToolOptions {
    * Each call sets `HOME` (the session workspace), `TERM=dumb` and the session and user ids on top.
    */
   env?: NodeJS.ProcessEnv;
+  /**
+   * How commands are confined (default: `none`, plain `/bin/sh` as the server's user; the server
+   * passes the one `HARNESS_SHELL_ISOLATION` chose).
+   */
+  isolation?: ShellIsolation;
 }
 
 /** What a finished command reports. */
@@ -53,14 +60,21 @@ export interface ShellResult {
  * `{"exit_code","stdout","stderr","timed_out"?,"truncated"?}`; a timeout gives exit code 124 and
  * `timed_out:true`, a signal 128+N. With `async:true` the command is handed to the
  * `BackgroundTaskManager` and the call answers `{"status":"started","task_id"}` at once.
+ *
+ * With namespace isolation (`ShellIsolation`) the command runs in its own user, pid and mount
+ * namespaces: it sees only its own processes, and of the workspace root and database directory
+ * only its session's workspace. Processes it leaves running end with it. A command whose
+ * isolation cannot be set up is not run; the call answers `{"error": ...}`.
  */
 export class ShellTool extends BaseTool {
   private readonly timeoutMs: number;
   private readonly maxTimeoutMs: number;
   private readonly maxOutputBytes: number;
+  private readonly isolation: ShellIsolation;
 
   constructor(private readonly options: ShellToolOptions) {
     super();
+    this.isolation = options.isolation ?? new ShellIsolation({ mode: 'none' });
     this.timeoutMs = options.timeoutMs ?? 120_000;
     this.maxTimeoutMs = Math.max(options.maxTimeoutMs ?? 600_000, this.timeoutMs);
     this.maxOutputBytes = options.maxOutputBytes ?? 100 * 1024;
@@ -165,7 +179,8 @@ export class ShellTool extends BaseTool {
     delete env.HARNESS_USER_ID;
     if (sessionId !== null) env.HARNESS_SESSION_ID = String(sessionId);
     if (userId !== null) env.HARNESS_USER_ID = String(userId);
-    const run = () => this.spawnCommand(command.value, root.path, env, timeout.value ?? this.timeoutMs);
+    const launch = await this.isolation.launchFor(command.value, root.path);
+    const run = () => this.spawnCommand(launch, root.path, env, timeout.value ?? this.timeoutMs);
 
     if (!runAsync.value) return run();
     const background = this.options.background;
@@ -180,13 +195,24 @@ export class ShellTool extends BaseTool {
   }
 
   /** Never rejects: a spawn failure becomes an error result. */
-  private spawnCommand(command: string, cwd: string, env: NodeJS.ProcessEnv, timeoutMs: number): Promise<string> {
+  private spawnCommand(launch: ShellLaunch, cwd: string, env: NodeJS.ProcessEnv, timeoutMs: number): Promise<string> {
     return new Promise((resolve) => {
-      const child = spawn('/bin/sh', ['-c', command], { cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn(launch.file, launch.args, {
+        cwd,
+        env,
+        detached: true,
+        stdio: ['ignore', 'pipe', 'pipe', launch.confined ? 'pipe' : 'ignore'],
+      });
+      const [stdoutStream, stderrStream] = [child.stdout as Readable, child.stderr as Readable];
       const stdout = new CappedOutput(this.maxOutputBytes);
       const stderr = new CappedOutput(this.maxOutputBytes);
-      child.stdout.on('data', (chunk: Buffer) => stdout.add(chunk));
-      child.stderr.on('data', (chunk: Buffer) => stderr.add(chunk));
+      stdoutStream.on('data', (chunk: Buffer) => stdout.add(chunk));
+      stderrStream.on('data', (chunk: Buffer) => stderr.add(chunk));
+      // A confined launch says on descriptor 3 that its namespaces are in place; without that
+      // word the command never started.
+      const status = child.stdio[3] as Readable | null;
+      let ready = !launch.confined;
+      status?.on('data', () => (ready = true));
 
       let timedOut = false;
       const timer = setTimeout(() => {
@@ -199,18 +225,23 @@ export class ShellTool extends BaseTool {
       // 'close' from firing; once the shell itself has exited, stop waiting for that output.
       child.on('exit', () => {
         const grace = setTimeout(() => {
-          child.stdout.destroy();
-          child.stderr.destroy();
+          stdoutStream.destroy();
+          stderrStream.destroy();
+          status?.destroy();
         }, EXIT_OUTPUT_GRACE_MS);
         grace.unref();
         child.on('close', () => clearTimeout(grace));
       });
       child.on('error', (error) => {
         clearTimeout(timer);
-        resolve(errorResult(`could not start /bin/sh: ${messageOf(error)}`));
+        resolve(errorResult(`could not start ${launch.file}: ${messageOf(error)}`));
       });
       child.on('close', (code, signal) => {
         clearTimeout(timer);
+        if (!ready && !timedOut) {
+          resolve(errorResult(this.isolation.setupError(stderr.text())));
+          return;
+        }
         const result: ShellResult = {
           exit_code: timedOut ? SHELL_TIMEOUT_EXIT_CODE : exitCode(code, signal),
           stdout: stdout.text(),
