@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { probeNamespaceIsolationSync } from '../src/harness/tool/impl/shell-isolation';
 import { HttpClient } from './support/http-client';
 import { MCP_DEMO_SERVER } from './support/test-harness';
 import { withTimeout } from './support/ws-test-client';
@@ -168,6 +169,49 @@ describe('the server process', () => {
     expect(await withTimeout(server.exited, 5_000, 'no exit after SIGTERM')).toEqual({ code: 0, signal: null });
     await waitUntil(async () => !isAlive(pid), `MCP server process ${pid} ended`);
   });
+
+  const namespaces = probeNamespaceIsolationSync();
+  (namespaces.ok ? it : it.skip)(
+    `keeps the server's secrets and other users' files out of reach of a CLOUD shell command${namespaces.ok ? '' : ` (skipped: ${namespaces.error})`}`,
+    async () => {
+      // Another user's workspace file, next to this user's workspace.
+      const otherWorkspace = path.join(scratch, 'workspaces', 'user-2', 'default');
+      fs.mkdirSync(otherWorkspace, { recursive: true });
+      fs.writeFileSync(path.join(otherWorkspace, 'diary.txt'), 'other-user-secret\n');
+      const probe = [
+        'echo "env:$(env | grep -c -e proc-token -e sk-live)"',
+        'echo "proc:$(cat /proc/[0-9]*/environ 2>/dev/null | tr "\\0" "\\n" | grep -c -e proc-token -e sk-live)"',
+        `echo "root:$(ls ${JSON.stringify(path.join(scratch, 'workspaces'))})"`,
+        `echo "db:$(ls ${JSON.stringify(scratch)} | tr "\\n" " ")"`,
+        `cat ${JSON.stringify(path.join(otherWorkspace, 'diary.txt'))} 2>/dev/null || echo "diary:unreadable"`,
+      ].join('; ');
+      const script = { rounds: [{ toolCalls: [{ name: 'shell', arguments: { command: probe } }] }, { content: 'probed' }] };
+      server = spawnServer({
+        ...baseEnv(),
+        HARNESS_TOKENS: 'proc-token=1,other-token=2',
+        LLM_API_KEY: 'sk-live-key',
+        HARNESS_CLOUD_SHELL: 'on',
+        LLM_SCRIPT: JSON.stringify(script),
+      });
+      const api = new HttpClient(await waitUntilListening(server), 'proc-token');
+      const session = await api.post('/api/sessions', { executionMode: 'CLOUD', permissionLevel: 'FULL' });
+      expect((await api.post(`/api/sessions/${session.body.id}/messages`, { content: 'look around' })).status).toBe(202);
+      let output = '';
+      await waitUntil(async () => {
+        const messages = (await api.get(`/api/sessions/${session.body.id}/messages`)).body as Array<{ role: string; content: string }>;
+        output = messages.find((message) => message.role === 'tool')?.content ?? '';
+        return messages.at(-1)?.content === 'probed';
+      }, 'the scripted run finished', 15_000);
+
+      const result = JSON.parse(output) as { exit_code: number; stdout: string };
+      expect(result.stdout.split('\n')).toEqual(['env:0', 'proc:0', 'root:user-1', 'db:workspaces ', 'diary:unreadable', '']);
+      expect(output).not.toContain('proc-token');
+      expect(output).not.toContain('other-user-secret');
+      expect(server.stderr()).not.toContain('NOT isolated');
+      server.child.kill('SIGTERM');
+      expect((await withTimeout(server.exited, 5_000, 'no exit after SIGTERM')).code).toBe(0);
+    },
+  );
 
   it('refuses a bad configuration with a message naming the variable and a non-zero exit', async () => {
     server = spawnServer({ ...baseEnv(), HARNESS_TOKENS: 'no-user-id' });
