@@ -17,10 +17,24 @@ const READY = 'ready';
 /** How long the probe may take before it counts as failed. */
 const PROBE_TIMEOUT_MS = 10_000;
 
+/** The search path of the setup steps: system directories only, never the workspace. */
+const SYSTEM_PATH = '/usr/sbin:/usr/bin:/sbin:/bin';
+
+/** The user confined commands run as when the server itself runs as root (`nobody`). */
+export const DEFAULT_UNPRIVILEGED_USER: UnprivilegedUser = { uid: 65534, gid: 65534 };
+
+/** A uid/gid pair without privileges on the host. */
+export interface UnprivilegedUser {
+  uid: number;
+  gid: number;
+}
+
 /**
- * Run by `/bin/sh` inside the new user, pid and mount namespaces (where it is pid 1) with
- * `$1` = the workspace, `$2` = the command, `$3…` = the directories to hide. Nothing it is given
- * becomes shell source: every value is a positional parameter, always quoted.
+ * Run by `/bin/sh` inside the new pid and mount namespaces (where it is pid 1) with `$1` = the
+ * workspace, `$2` = the command, `$3` = `uid:gid` to drop to (empty: see below), `$4…` = the
+ * directories to hide. Nothing it is given becomes shell source: every value is a positional
+ * parameter, always quoted. Its own steps use `SYSTEM_PATH`; the command gets the `PATH` it was
+ * given back.
  *
  * It enters the workspace first, so its working directory keeps the real workspace after an
  * empty tmpfs is mounted over each hidden directory; then it recreates the workspace path and
@@ -29,17 +43,28 @@ const PROBE_TIMEOUT_MS = 10_000;
  * hides again any hidden directory that lies inside the workspace. Any failure ends it before
  * the command is reached.
  *
- * The command then runs in one more user and mount namespace: mounts copied into a namespace
- * owned by a less privileged user namespace are locked, so the command cannot unmount the tmpfs
- * layers to look beneath them. The innermost shell reports `ready` on descriptor 3 and closes it
- * before running the command. The prelude stays pid 1 and exits with the command's status; when
- * it exits, everything still running in the namespace is killed.
+ * Then the command runs without the power to undo any of it:
+ * - `$3` empty (the server is not root; the namespaces were made with a user namespace that maps
+ *   root to the server's user): in one more user and mount namespace, where the mounts copied
+ *   from a namespace owned by a more privileged user namespace are locked, so the tmpfs layers
+ *   cannot be unmounted to look beneath them.
+ * - `$3` = `uid:gid` (the server is root, and so is this shell, for real): the workspace is handed
+ *   to that user (`chown -R`, links themselves, never followed) and the command runs as it with
+ *   no capabilities, no supplementary groups and `no_new_privs` — root inside the namespaces is
+ *   root on the host, who could write `/proc/sys` or any file.
+ *
+ * The innermost shell reports `ready` on descriptor 3 and closes it before running the command.
+ * The prelude stays pid 1 and exits with the command's status; when it exits, everything still
+ * running in the namespace is killed.
  */
 export const NAMESPACE_PRELUDE = [
   'set -e',
+  'command_path=$PATH',
+  `PATH=${SYSTEM_PATH}`,
   'workspace=$1',
   'command=$2',
-  'shift 2',
+  'drop_to=$3',
+  'shift 3',
   'cd "$workspace"',
   'for dir do',
   '  if [ -d "$dir" ]; then mount -t tmpfs -o mode=0755,size=64k harness-hidden "$dir"; fi',
@@ -52,8 +77,16 @@ export const NAMESPACE_PRELUDE = [
   '    "$workspace"/*) if [ -d "$dir" ]; then mount -t tmpfs -o mode=0755,size=64k harness-hidden "$dir"; fi ;;',
   '  esac',
   'done',
-  'set +e',
-  `unshare --user --map-root-user --mount -- /bin/sh -c 'echo ${READY} >&3 && exec 3>&- && exec /bin/sh -c "$1"' harness-shell "$command"`,
+  `run='PATH=$2; echo ${READY} >&3 && exec 3>&- && exec /bin/sh -c "$1"'`,
+  'if [ -z "$drop_to" ]; then',
+  '  set +e',
+  '  unshare --user --map-root-user --mount -- /bin/sh -c "$run" harness-shell "$command" "$command_path"',
+  'else',
+  '  chown -R -h -P "$drop_to" "$workspace"',
+  '  set +e',
+  '  setpriv --reuid="${drop_to%:*}" --regid="${drop_to#*:}" --clear-groups --inh-caps=-all --bounding-set=-all --no-new-privs \\',
+  '    -- /bin/sh -c "$run" harness-shell "$command" "$command_path"',
+  'fi',
   'exit $?',
 ].join('\n');
 
@@ -80,8 +113,19 @@ export interface ShellIsolationOptions {
    * Absolute paths; a directory that does not exist is skipped.
    */
   hiddenDirs?: readonly string[];
-  /** The `unshare` program (default `unshare`, looked up on `PATH`). */
+  /**
+   * The `unshare` program (default: `unshare` found in an absolute directory of the server's
+   * `PATH`, else `/usr/bin/unshare`; never looked up relative to the workspace).
+   */
   unshare?: string;
+  /**
+   * The user commands run as when the server runs as root (default `DEFAULT_UNPRIVILEGED_USER`);
+   * `null` keeps root's launch of an unprivileged server (a user namespace mapping root to the
+   * server's user), which on a root server confines nothing that matters.
+   */
+  unprivilegedUser?: UnprivilegedUser | null;
+  /** Whether the server runs as root (default: its effective uid is 0). */
+  runsAsRoot?: boolean;
   /** Receives the one warning line about missing confinement (default: stderr). */
   warn?: (line: string) => void;
 }
@@ -89,22 +133,26 @@ export interface ShellIsolationOptions {
 /**
  * Decides how `shell` commands are started.
  *
- * - `namespace`: every command runs through `unshare` in new user, pid and mount namespaces
+ * - `namespace`: every command runs through `unshare` in new pid and mount namespaces (inside
+ *   a user namespace for a server that is not root; as `unprivilegedUser` for one that is),
  *   with a fresh `/proc` (the server's and other sessions' processes are invisible), the hidden
  *   directories covered by empty tmpfs mounts and only the session's workspace bound back at
  *   its own path. A command whose confinement cannot be set up is not run.
- * - `auto`: checks once (at `check()` or the first command) whether that works on this host; uses it if so, else runs
- *   commands unconfined and writes one warning line.
+ * - `auto`: checks once (at `check()` or the first command) whether that works on this host;
+ *   uses it if so, else runs commands unconfined and writes one warning line.
  * - `none`: `/bin/sh -c command` as the server's user.
  */
 export class ShellIsolation {
   private probe?: Promise<ShellIsolationProbe>;
   private readonly unshare: string;
   private readonly hiddenDirs: readonly string[];
+  private readonly dropTo: UnprivilegedUser | null;
 
   constructor(private readonly options: ShellIsolationOptions) {
-    this.unshare = options.unshare ?? 'unshare';
+    this.unshare = options.unshare ?? findUnshare();
     this.hiddenDirs = options.hiddenDirs ?? [];
+    const root = options.runsAsRoot ?? process.geteuid?.() === 0;
+    this.dropTo = root ? (options.unprivilegedUser === undefined ? DEFAULT_UNPRIVILEGED_USER : options.unprivilegedUser) : null;
   }
 
   get mode(): ShellIsolationMode {
@@ -124,7 +172,7 @@ export class ShellIsolation {
   async launchFor(command: string, workspace: string): Promise<ShellLaunch> {
     if (this.options.mode === 'none') return unconfinedLaunch(command);
     if (this.options.mode === 'auto' && !(await this.probed()).ok) return unconfinedLaunch(command);
-    return namespaceLaunch(this.unshare, command, workspace, this.hiddenDirs);
+    return namespaceLaunch(this.unshare, this.dropTo, command, workspace, this.hiddenDirs);
   }
 
   /** The error of a confined launch that did not report `ready`; `stderr` is what it wrote. */
@@ -133,7 +181,7 @@ export class ShellIsolation {
   }
 
   private probed(): Promise<ShellIsolationProbe> {
-    this.probe ??= probeNamespaceIsolation(this.unshare, this.hiddenDirs).then((probe) => {
+    this.probe ??= probeNamespaceIsolation(this.unshare, this.dropTo, this.hiddenDirs).then((probe) => {
       if (!probe.ok) this.warn(probe.error);
       return probe;
     });
@@ -150,8 +198,11 @@ export class ShellIsolation {
 }
 
 /** The probe run synchronously, without the hidden directories of a server: lets tests choose at load time what to run. */
-export function probeNamespaceIsolationSync(unshare = 'unshare'): ShellIsolationProbe {
-  const setup = probeSetup(unshare, []);
+export function probeNamespaceIsolationSync(
+  unshare = findUnshare(),
+  dropTo: UnprivilegedUser | null = process.geteuid?.() === 0 ? DEFAULT_UNPRIVILEGED_USER : null,
+): ShellIsolationProbe {
+  const setup = probeSetup(unshare, dropTo, []);
   try {
     const result = spawnSync(setup.launch.file, setup.launch.args, {
       cwd: setup.workspace,
@@ -161,7 +212,7 @@ export function probeNamespaceIsolationSync(unshare = 'unshare'): ShellIsolation
     });
     if (result.error) return { ok: false, error: `could not start ${unshare}: ${messageOf(result.error)}` };
     const text = (index: number) => (result.output[index] as Buffer | null)?.toString('utf8') ?? '';
-    return probeVerdict(result.status, text(1), text(2), text(3));
+    return probeVerdict(result.status, text(1), text(2), text(3), setup.expectedUid);
   } finally {
     setup.cleanup();
   }
@@ -172,10 +223,10 @@ export function probeNamespaceIsolationSync(unshare = 'unshare'): ShellIsolation
  * with the configured hidden directories; it passes when the command runs, sees a fresh pid
  * namespace and the workspace's own file, and cannot see the marker.
  */
-function probeNamespaceIsolation(unshare: string, hiddenDirs: readonly string[]): Promise<ShellIsolationProbe> {
+function probeNamespaceIsolation(unshare: string, dropTo: UnprivilegedUser | null, hiddenDirs: readonly string[]): Promise<ShellIsolationProbe> {
   let setup: ReturnType<typeof probeSetup>;
   try {
-    setup = probeSetup(unshare, hiddenDirs);
+    setup = probeSetup(unshare, dropTo, hiddenDirs);
   } catch (error) {
     return Promise.resolve({ ok: false, error: `could not prepare the probe: ${messageOf(error)}` });
   }
@@ -204,28 +255,30 @@ function probeNamespaceIsolation(unshare: string, hiddenDirs: readonly string[])
     });
     child.on('close', (code) => {
       clearTimeout(timer);
-      resolve(probeVerdict(code, output[1], output[2], output[3]));
+      resolve(probeVerdict(code, output[1], output[2], output[3], setup.expectedUid));
     });
   }).finally(() => setup.cleanup());
 }
 
-function probeSetup(unshare: string, hiddenDirs: readonly string[]) {
+function probeSetup(unshare: string, dropTo: UnprivilegedUser | null, hiddenDirs: readonly string[]) {
   const scratch = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'harness-shell-probe-')));
   const workspace = path.join(scratch, 'workspace');
   fs.mkdirSync(workspace);
   fs.writeFileSync(path.join(workspace, 'visible'), '');
   fs.writeFileSync(path.join(scratch, 'hidden'), '');
-  const command = '[ "$PPID" = 1 ] && [ -e visible ] && [ ! -e ../hidden ] && echo isolated';
+  const command = '[ "$PPID" = 1 ] && [ -e visible ] && [ ! -e ../hidden ] && echo "isolated as $(id -u)"';
   return {
     workspace,
+    // Root inside the user namespace of an unprivileged server; the dropped-to user on a root server.
+    expectedUid: dropTo === null ? 0 : dropTo.uid,
     env: { PATH: process.env.PATH || DEFAULT_SHELL_PATH },
-    launch: namespaceLaunch(unshare, command, workspace, [scratch, ...hiddenDirs]),
+    launch: namespaceLaunch(unshare, dropTo, command, workspace, [scratch, ...hiddenDirs]),
     cleanup: () => fs.rmSync(scratch, { recursive: true, force: true }),
   };
 }
 
-function probeVerdict(code: number | null, stdout: string, stderr: string, ready: string): ShellIsolationProbe {
-  if (code === 0 && ready === READY + '\n' && stdout === 'isolated\n') return { ok: true };
+function probeVerdict(code: number | null, stdout: string, stderr: string, ready: string, expectedUid: number): ShellIsolationProbe {
+  if (code === 0 && ready === READY + '\n' && stdout === `isolated as ${expectedUid}\n`) return { ok: true };
   return { ok: false, error: firstLine(stderr) || `the probe exited with ${code ?? 'a signal'} and output '${firstLine(stdout)}'` };
 }
 
@@ -233,12 +286,20 @@ function unconfinedLaunch(command: string): ShellLaunch {
   return { file: '/bin/sh', args: ['-c', command], confined: false };
 }
 
-function namespaceLaunch(unshare: string, command: string, workspace: string, hiddenDirs: readonly string[]): ShellLaunch {
+function namespaceLaunch(
+  unshare: string,
+  dropTo: UnprivilegedUser | null,
+  command: string,
+  workspace: string,
+  hiddenDirs: readonly string[],
+): ShellLaunch {
+  // A root server needs no user namespace to make the others, and must not have one that maps
+  // root to root: the prelude drops to `dropTo` instead.
+  const namespaces = dropTo === null ? ['--user', '--map-root-user'] : [];
   return {
     file: unshare,
     args: [
-      '--user',
-      '--map-root-user',
+      ...namespaces,
       '--pid',
       '--fork',
       '--kill-child',
@@ -251,10 +312,29 @@ function namespaceLaunch(unshare: string, command: string, workspace: string, hi
       'harness-shell',
       workspace,
       command,
+      dropTo === null ? '' : `${dropTo.uid}:${dropTo.gid}`,
       ...hiddenDirs,
     ],
     confined: true,
   };
+}
+
+/**
+ * `unshare` from the absolute directories of the server's `PATH`: a relative entry (`.`, or an
+ * empty one) would find a program planted in the workspace, which is the working directory.
+ */
+function findUnshare(): string {
+  for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
+    if (!path.isAbsolute(dir)) continue;
+    const candidate = path.join(dir, 'unshare');
+    try {
+      fs.accessSync(candidate, fs.constants.X_OK);
+      return candidate;
+    } catch {
+      // not here
+    }
+  }
+  return '/usr/bin/unshare';
 }
 
 function firstLine(text: string): string {

@@ -6,7 +6,7 @@ import * as path from 'node:path';
 
 import { BackgroundTaskManager, type BackgroundTaskResult } from '../../core/background-task-manager';
 import { DEFAULT_SHELL_PATH, shellEnvironment } from './shell-environment';
-import { probeNamespaceIsolationSync, ShellIsolation } from './shell-isolation';
+import { DEFAULT_UNPRIVILEGED_USER, probeNamespaceIsolationSync, ShellIsolation, type ShellIsolationOptions } from './shell-isolation';
 import { SHELL_DISABLED_ERROR, ShellTool, type ShellToolOptions } from './shell-tool';
 
 const SESSION = 5;
@@ -244,13 +244,22 @@ function processesWith(arg: string): number[] {
   return pids;
 }
 
-// Chosen once, when the file loads: the confinement tests need a host where unshare can create
-// user, pid and mount namespaces (a kernel with unprivileged user namespaces, no seccomp filter).
-const namespaces = probeNamespaceIsolationSync();
-const whereNamespacesWork = namespaces.ok ? it : it.skip;
-const confinedTitle = namespaces.ok ? 'ShellTool with namespace isolation' : `ShellTool with namespace isolation (skipped: namespaces unavailable here: ${namespaces.error})`;
+// Two ways of confining: a server that is not root makes its namespaces inside a user namespace;
+// a root server makes them directly and runs each command as `nobody`. Root can try both.
+const asRoot = process.geteuid?.() === 0;
+const variants: Array<[string, Pick<ShellIsolationOptions, 'runsAsRoot'>]> = [['in a user namespace (server not root)', { runsAsRoot: false }]];
+if (asRoot) variants.push(['as nobody (server is root)', { runsAsRoot: true }]);
 
-describe(confinedTitle, () => {
+describe.each(variants)('ShellTool with namespace isolation, %s', (_, variant) => {
+  // Chosen once, when the file loads: the confinement tests need a host where unshare can create
+  // these namespaces (for a server that is not root: unprivileged user namespaces, no seccomp filter).
+  const namespaces = probeNamespaceIsolationSync(undefined, variant.runsAsRoot ? DEFAULT_UNPRIVILEGED_USER : null);
+  const requireNamespaces = process.env.HARNESS_TEST_REQUIRE_NAMESPACES === '1';
+  const whereNamespacesWork = namespaces.ok || requireNamespaces ? it : it.skip;
+  if (!namespaces.ok && !requireNamespaces) {
+    it.skip(`(skipped: namespaces unavailable here: ${namespaces.error}; HARNESS_TEST_REQUIRE_NAMESPACES=1 makes this a failure)`, () => undefined);
+  }
+
   let scratch: string;
   let root: string;
   let dbDir: string;
@@ -259,6 +268,9 @@ describe(confinedTitle, () => {
 
   beforeEach(async () => {
     scratch = await fs.realpath(await fs.mkdtemp(path.join(os.tmpdir(), 'harness-confined-')));
+    // As a deployment's data directory is: a root server's commands run as `nobody`, who must be
+    // able to pass through it to reach the workspace by its absolute path.
+    await fs.chmod(scratch, 0o755);
     root = path.join(scratch, 'workspaces');
     dbDir = path.join(scratch, 'data');
     workspace = path.join(root, `user-${USER}`, 'project');
@@ -275,7 +287,7 @@ describe(confinedTitle, () => {
   });
 
   const isolation = (mode: 'namespace' | 'auto' = 'namespace', options: { unshare?: string; warn?: (line: string) => void } = {}) =>
-    new ShellIsolation({ mode, hiddenDirs: [root, dbDir], ...options });
+    new ShellIsolation({ mode, hiddenDirs: [root, dbDir], ...variant, ...options });
   const confined = (options: Partial<ShellToolOptions> = {}) => new ShellTool({ enabled: true, isolation: isolation(), ...options });
   const run = async (args: Record<string, unknown>, tool = confined(), dir = workspace) =>
     JSON.parse(await tool.execute(JSON.stringify(args), SESSION, USER, dir)) as Record<string, unknown>;
@@ -303,7 +315,7 @@ describe(confinedTitle, () => {
       'child.stdout.pipe(process.stdout);',
     ].join('\n');
     const throughServer = async (mode: 'namespace' | 'none') => {
-      const launch = await new ShellIsolation({ mode, hiddenDirs: [root, dbDir] }).launchFor(command, workspace);
+      const launch = await new ShellIsolation({ mode, hiddenDirs: [root, dbDir], ...variant }).launchFor(command, workspace);
       const server = spawnSync(process.execPath, ['-e', starter, JSON.stringify([launch.file, launch.args, workspace])], {
         env: { PATH: process.env.PATH, HARNESS_TEST_MARKER: marker },
         encoding: 'utf8',
@@ -324,7 +336,7 @@ describe(confinedTitle, () => {
   whereNamespacesWork('hides a database directory that holds the workspace root (the default layout), keeping the workspace', async () => {
     // HARNESS_DB=./data/harness.db with HARNESS_WORKSPACE_ROOT=./data/workspaces
     await fs.writeFile(path.join(scratch, 'harness.db'), 'every message\n');
-    const tool = confined({ isolation: new ShellIsolation({ mode: 'namespace', hiddenDirs: [root, scratch] }) });
+    const tool = confined({ isolation: new ShellIsolation({ mode: 'namespace', hiddenDirs: [root, scratch], ...variant }) });
     const result = await run({ command: `cat mine.txt; ls -A ${scratch} ${root}` }, tool);
     expect(result).toEqual({ exit_code: 0, stdout: `mine\n${scratch}:\nworkspaces\n\n${root}:\nuser-${USER}\n`, stderr: '' });
   });
@@ -371,6 +383,39 @@ describe(confinedTitle, () => {
       return drained.length > 0 ? drained : undefined;
     }, 'the background result');
     expect(JSON.parse(finished.result)).toEqual({ exit_code: 0, stdout: `user-${USER}\n`, stderr: '' });
+  });
+
+  if (variant.runsAsRoot) whereNamespacesWork('on a root server, runs as nobody, without the power of root over the host', async () => {
+    await fs.writeFile(path.join(workspace, 'by-server.txt'), 'written by the server\n');
+    const result = await run({
+      command: [
+        'id -u; id -g; id -G',
+        'cat /proc/sys/kernel/core_pattern > /dev/null && (cat /proc/sys/kernel/core_pattern > /proc/sys/kernel/core_pattern) 2>/dev/null || echo "sysctl:refused"',
+        'cat /etc/shadow > /dev/null 2>&1 || echo "shadow:refused"',
+        'echo more >> by-server.txt && echo "workspace:writable"',
+        'grep -c CapEff:.0000000000000000 /proc/self/status; grep NoNewPrivs /proc/self/status',
+      ].join('; '),
+    });
+    expect(result).toEqual({
+      exit_code: 0,
+      stdout: '65534\n65534\n65534\nsysctl:refused\nshadow:refused\nworkspace:writable\n1\nNoNewPrivs:\t1\n',
+      stderr: '',
+    });
+  });
+
+  whereNamespacesWork('finds its own programs in system directories, never in the workspace', async () => {
+    // A workspace full of impostors that would report `ready` without confining anything.
+    for (const name of ['unshare', 'mount', 'mkdir', 'chown', 'setpriv']) {
+      await fs.writeFile(path.join(workspace, name), '#!/bin/sh\necho ready >&3\nexec /bin/sh -c "$(eval echo \\${$#})"\n', { mode: 0o755 });
+    }
+    const serverPath = process.env.PATH;
+    process.env.PATH = `.::${serverPath}`;
+    try {
+      const tool = confined({ isolation: isolation(), env: { PATH: `.::${serverPath}` } });
+      expect(await run({ command: `ls -A ${root}` }, tool)).toEqual({ exit_code: 0, stdout: `user-${USER}\n`, stderr: '' });
+    } finally {
+      process.env.PATH = serverPath;
+    }
   });
 
   whereNamespacesWork('treats quotes and substitutions in the workspace path and the command as plain text', async () => {
@@ -426,7 +471,7 @@ describe(confinedTitle, () => {
       const warn = jest.fn();
       expect(await isolation('namespace', { unshare, warn }).check()).toEqual({ ok: false, error: 'unshare: unshare failed: Operation not permitted' });
       expect(warn).toHaveBeenCalledWith(expect.stringContaining('HARNESS_SHELL_ISOLATION=namespace but namespaces are unavailable'));
-      expect(await new ShellIsolation({ mode: 'none', unshare, warn }).check()).toEqual({ ok: true });
+      expect(await new ShellIsolation({ mode: 'none', unshare, warn, ...variant }).check()).toEqual({ ok: true });
       expect(warn).toHaveBeenCalledTimes(1);
     });
   });

@@ -61,8 +61,8 @@ export interface ShellResult {
  * `timed_out:true`, a signal 128+N. With `async:true` the command is handed to the
  * `BackgroundTaskManager` and the call answers `{"status":"started","task_id"}` at once.
  *
- * With namespace isolation (`ShellIsolation`) the command runs in its own user, pid and mount
- * namespaces: it sees only its own processes, and of the workspace root and database directory
+ * With namespace isolation (`ShellIsolation`) the command runs in its own pid and mount
+ * namespaces (and as `nobody` when the server is root): it sees only its own processes, and of the workspace root and database directory
  * only its session's workspace. Processes it leaves running end with it. A command whose
  * isolation cannot be set up is not run; the call answers `{"error": ...}`.
  */
