@@ -102,7 +102,7 @@ export function createHarnessComponents(config: HarnessConfig, extensions: Harne
     permissionLookup: sessionRepository,
     backgroundTasks,
   });
-  const mcp = mcpServers.length > 0 ? new McpClientManager(mcpServers) : null;
+  const mcp = mcpServers.length > 0 ? new McpClientManager(mcpServers, { idleTimeoutMs: config.mcpIdleTimeoutMs }) : null;
   const sessionTools = new SessionToolProvider(mcp);
   const sessions = new SessionService({
     sessions: sessionRepository,

@@ -69,4 +69,21 @@ describe('loadHarnessConfig', () => {
       expect(load).toThrow(`HARNESS_SHELL_ISOLATION: expected 'auto', 'namespace' or 'none', got '${value}'`);
     });
   });
+
+  describe('HARNESS_MCP_IDLE_TIMEOUT_MS', () => {
+    it.each([
+      [undefined, 600_000],
+      ['', 600_000],
+      ['0', 0],
+      [' 90000 ', 90_000],
+    ])('%j → %d', (value, ms) => {
+      expect(loadHarnessConfig({ ...TOKENS, HARNESS_MCP_IDLE_TIMEOUT_MS: value }).mcpIdleTimeoutMs).toBe(ms);
+    });
+
+    it.each(['-1', '1.5', '10m', '1e6'])('refuses %j, naming the variable', (value) => {
+      const load = () => loadHarnessConfig({ ...TOKENS, HARNESS_MCP_IDLE_TIMEOUT_MS: value });
+      expect(load).toThrow(ConfigError);
+      expect(load).toThrow(`HARNESS_MCP_IDLE_TIMEOUT_MS: expected a whole number of milliseconds (0 or more), got '${value}'`);
+    });
+  });
 });

@@ -14,6 +14,8 @@ export interface HarnessConfig {
   /** Set when no HARNESS_TOKENS was given: the one token the server made for user 1. */
   generatedToken: string | null;
   mcpConfigPath: string | null;
+  /** `HARNESS_MCP_IDLE_TIMEOUT_MS`: a session's MCP clients close after this long unused (0: never). */
+  mcpIdleTimeoutMs: number;
   cloudShell: boolean;
   /** `HARNESS_SHELL_ENV`: names of server variables copied into `shell` commands' environment. */
   shellEnv: string[];
@@ -53,6 +55,7 @@ export function loadHarnessConfig(env: NodeJS.ProcessEnv = process.env): Harness
     tokens,
     generatedToken,
     mcpConfigPath: nonEmpty(env.HARNESS_MCP_CONFIG),
+    mcpIdleTimeoutMs: readMilliseconds('HARNESS_MCP_IDLE_TIMEOUT_MS', env.HARNESS_MCP_IDLE_TIMEOUT_MS, 600_000),
     cloudShell: readSwitch('HARNESS_CLOUD_SHELL', env.HARNESS_CLOUD_SHELL),
     shellEnv: readShellEnv(env.HARNESS_SHELL_ENV),
     shellIsolation: readShellIsolation(env.HARNESS_SHELL_ISOLATION),
@@ -80,6 +83,16 @@ function readPort(value: string | undefined): number {
     throw new ConfigError('PORT', `expected a port number from 0 to 65535, got '${text}'`);
   }
   return port;
+}
+
+function readMilliseconds(variable: string, value: string | undefined, fallback: number): number {
+  const text = nonEmpty(value);
+  if (text === null) return fallback;
+  const ms = Number(text);
+  if (!/^\d+$/.test(text) || !Number.isSafeInteger(ms)) {
+    throw new ConfigError(variable, `expected a whole number of milliseconds (0 or more), got '${text}'`);
+  }
+  return ms;
 }
 
 function readPath(value: string | undefined, fallback: string): string {

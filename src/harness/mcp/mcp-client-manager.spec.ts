@@ -368,6 +368,19 @@ describe('McpClientManager', () => {
       expect(isAlive(pid)).toBe(false);
     });
 
+    it('keeps a retained session open past idleTimeoutMs, and starts the idle clock when it is released', async () => {
+      const manager = newManager([stdioServer()], { idleTimeoutMs: 100 });
+      const release = manager.retain(1);
+      const pid = await pidOf(manager, 1);
+      await new Promise<void>((resolve) => setTimeout(resolve, 300));
+      await expect(pidOf(manager, 1)).resolves.toBe(pid);
+
+      release();
+      release(); // a second call changes nothing
+      await waitFor(() => !manager.hasClients(1) && !isAlive(pid), 'the released session is closed');
+      await manager.closeAll();
+    });
+
     it('keeps the clients with idleTimeoutMs 0', async () => {
       const manager = newManager([stdioServer()], { idleTimeoutMs: 0 });
       const pid = await pidOf(manager, 1);

@@ -18,8 +18,8 @@ export interface McpClientManagerOptions {
   clientName?: string;
   /**
    * A session's clients are closed (stdio servers stopped) after this long without a request of
-   * the session (default 10 minutes); the next request connects again. `0` keeps them until
-   * `closeSession`.
+   * the session and while nothing `retain`s it (default 10 minutes); the next request connects
+   * again. `0` keeps them until `closeSession`.
    */
   idleTimeoutMs?: number;
 }
@@ -182,8 +182,33 @@ export class McpClientManager {
     return this.sessions.has(sessionId);
   }
 
+  /**
+   * Keeps the session's clients open until the returned function is called, however long it goes
+   * without a request — for a run, whose model may think or whose other tools may work for longer
+   * than `idleTimeoutMs` between two MCP calls, and must not lose the servers' state meanwhile.
+   * Calling the function again does nothing.
+   */
+  retain(sessionId: number): () => void {
+    const activity = this.busy(sessionId);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.idle(sessionId, activity);
+    };
+  }
+
   /** Runs one request of the session; the idle clock starts once its last request has ended. */
   private async whileBusy<T>(sessionId: number, request: () => Promise<T>): Promise<T> {
+    const activity = this.busy(sessionId);
+    try {
+      return await request();
+    } finally {
+      this.idle(sessionId, activity);
+    }
+  }
+
+  private busy(sessionId: number): Activity {
     let activity = this.activity.get(sessionId);
     if (!activity) {
       activity = { inFlight: 0, idleTimer: null };
@@ -192,12 +217,12 @@ export class McpClientManager {
     if (activity.idleTimer) clearTimeout(activity.idleTimer);
     activity.idleTimer = null;
     activity.inFlight++;
-    try {
-      return await request();
-    } finally {
-      activity.inFlight--;
-      if (activity.inFlight === 0) this.startIdleClock(sessionId, activity);
-    }
+    return activity;
+  }
+
+  private idle(sessionId: number, activity: Activity): void {
+    activity.inFlight--;
+    if (activity.inFlight === 0) this.startIdleClock(sessionId, activity);
   }
 
   private startIdleClock(sessionId: number, activity: Activity): void {

@@ -105,6 +105,17 @@ export class RunService {
       executionId: run.executionId,
       logger: this.logger,
     });
+    // The session's MCP servers stay up for the whole run, however long it pauses between calls.
+    const releaseMcp = deps.sessionTools.hold(session);
+    try {
+      await this.runAgent(session, run, listener);
+    } finally {
+      releaseMcp();
+    }
+  }
+
+  private async runAgent(session: SessionRecord, run: ActiveRun, listener: WsStreamingEventListener): Promise<void> {
+    const { deps } = this;
     const sessionTools = await deps.sessionTools.forSession(session);
     for (const problem of sessionTools.problems) {
       this.logger.warn(`session ${session.id}: ${problem}`);

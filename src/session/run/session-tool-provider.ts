@@ -17,6 +17,14 @@ export interface SessionTools {
 export class SessionToolProvider {
   constructor(private readonly mcp: McpClientManager | null) {}
 
+  /**
+   * Keeps the session's MCP clients open (see `McpClientManager.retain`) until the returned
+   * function is called: a run holds them from its start to its end.
+   */
+  hold(session: SessionRecord): () => void {
+    return this.mcp && session.mcpServers.length > 0 ? this.mcp.retain(session.id) : () => undefined;
+  }
+
   async forSession(session: SessionRecord): Promise<SessionTools> {
     const tools: Tool[] = [];
     const problems: string[] = [];
