@@ -2,7 +2,10 @@ import * as fs from 'node:fs/promises';
 import * as os from 'node:os';
 import * as path from 'node:path';
 
-import { GrepTool } from './grep-tool';
+import { RE2JS } from 're2js';
+
+import { GrepTool, MAX_PROGRAM_SIZE } from './grep-tool';
+import { liveGrepWorkers } from './grep-worker';
 
 describe('GrepTool', () => {
   let workspace: string;
@@ -75,6 +78,26 @@ describe('GrepTool', () => {
     });
   });
 
+  it('is not truncated when the matches exactly fill the cap', async () => {
+    expect(await grep({ pattern: 'TODO' }, new GrepTool({ maxMatches: 2 }))).toEqual({
+      matches: [
+        { file: 'notes.md', line: 1, text: 'TODO: write docs' },
+        { file: 'src/app.ts', line: 2, text: '// TODO fix' },
+      ],
+      truncated: false,
+    });
+  });
+
+  it('counts the cap across files', async () => {
+    expect(await grep({ pattern: 'TODO|todo' }, new GrepTool({ maxMatches: 2 }))).toEqual({
+      matches: [
+        { file: 'notes.md', line: 1, text: 'TODO: write docs' },
+        { file: 'src/app.ts', line: 2, text: '// TODO fix' },
+      ],
+      truncated: true,
+    });
+  });
+
   it('cuts very long lines', async () => {
     const result = await grep({ pattern: 'export const' }, new GrepTool({ maxLineLength: 6 }));
     expect(result.matches).toEqual([{ file: 'src/app.ts', line: 1, text: 'export…' }]);
@@ -131,5 +154,99 @@ describe('grep with patterns that make a backtracking engine stall', () => {
     ['(a)\\1', /^invalid regular expression .*\\1/],
   ])('refuses %s (RE2 has no lookaround or backreferences) with an error naming it', async (pattern, error) => {
     expect((await grep({ pattern })).error).toMatch(error);
+  });
+});
+
+describe('grep with patterns that are slow even for a linear-time engine', () => {
+  // Measured: this pattern costs re2js about 35 ms per KB of `a`, so ~35 s for the file below.
+  const slowPattern = '(?:a?){1000}a{1000}[bc]';
+  let workspace: string;
+
+  beforeAll(async () => {
+    workspace = await fs.mkdtemp(path.join(os.tmpdir(), 'harness-grep-slow-'));
+    await fs.writeFile(path.join(workspace, 'many-a.txt'), 'a'.repeat(1_000_000));
+    await fs.writeFile(path.join(workspace, 'notes.md'), 'needle\n');
+  });
+
+  afterAll(async () => {
+    await fs.rm(workspace, { recursive: true, force: true });
+  });
+
+  const grep = async (args: Record<string, unknown>, tool = new GrepTool()) =>
+    JSON.parse(await tool.execute(JSON.stringify(args), workspace)) as Record<string, unknown>;
+
+  const timers = () => process.getActiveResourcesInfo().filter((resource) => resource === 'Timeout').length;
+
+  /** Runs `work` while a 10 ms interval ticks; returns its result and the longest gap between ticks. */
+  async function withTicks<T>(work: () => Promise<T>): Promise<{ result: T; maxGapMs: number }> {
+    let last = performance.now();
+    let maxGapMs = 0;
+    const ticker = setInterval(() => {
+      const now = performance.now();
+      maxGapMs = Math.max(maxGapMs, now - last);
+      last = now;
+    }, 10);
+    try {
+      const result = await work();
+      maxGapMs = Math.max(maxGapMs, performance.now() - last);
+      return { result, maxGapMs };
+    } finally {
+      clearInterval(ticker);
+    }
+  }
+
+  it('is stopped at the deadline with an error, without blocking the event loop meanwhile', async () => {
+    const started = performance.now();
+    const { result, maxGapMs } = await withTicks(() => grep({ pattern: slowPattern, path: 'many-a.txt' }, new GrepTool({ timeoutMs: 300 })));
+    expect(result).toEqual({
+      error: 'grep was stopped after its time limit of 300 ms; narrow the search with a simpler pattern, a smaller `path` or a `glob`',
+    });
+    expect(performance.now() - started).toBeLessThan(5_000);
+    expect(maxGapMs).toBeLessThan(200);
+    expect(liveGrepWorkers()).toBe(0);
+    expect(await grep({ pattern: 'needle' })).toEqual({ matches: [{ file: 'notes.md', line: 1, text: 'needle' }], truncated: false });
+  });
+
+  it('refuses a pattern whose compiled program is over the size cap, naming both', async () => {
+    const pattern = 'a{1000}b{1000}c{1000}d{1000}e{1000}';
+    expect(RE2JS.compile(pattern).programSize()).toBe(5002);
+    expect((await grep({ pattern })).error).toBe(
+      `regular expression '${pattern}' is too complex: it compiles to 5002 instructions, more than the limit of ${MAX_PROGRAM_SIZE}; ` +
+        'use a simpler pattern (large counted repetitions such as {1000} are costly)',
+    );
+    expect(liveGrepWorkers()).toBe(0);
+  });
+
+  it('accepts the slow pattern, which is under the cap, and answers it when the input is short', async () => {
+    expect(RE2JS.compile(slowPattern).programSize()).toBeLessThanOrEqual(MAX_PROGRAM_SIZE);
+    expect(await grep({ pattern: slowPattern, path: 'notes.md' })).toEqual({ matches: [], truncated: false });
+  });
+
+  it('reports an error thrown inside the matching thread as a failure', async () => {
+    // The thread compiles the pattern itself; make the check in this thread pass for one it refuses.
+    const compile = RE2JS.compile.bind(RE2JS);
+    const spy = jest.spyOn(RE2JS, 'compile').mockImplementationOnce(() => compile('x'));
+    try {
+      expect((await grep({ pattern: '(unclosed' })).error).toMatch(/^grep failed: .*missing closing \)/);
+    } finally {
+      spy.mockRestore();
+    }
+    expect(liveGrepWorkers()).toBe(0);
+  });
+
+  it('leaves no thread or timer behind, whatever the outcome', async () => {
+    const timersBefore = timers();
+    const fast = new GrepTool({ timeoutMs: 300 });
+    for (let i = 0; i < 5; i++) {
+      expect((await grep({ pattern: 'needle' }, fast)).matches).toHaveLength(1);
+      expect((await grep({ pattern: 'nothing-matches-this' }, fast)).matches).toEqual([]);
+      expect((await grep({ pattern: '(unclosed' }, fast)).error).toMatch(/^invalid regular expression/);
+      expect((await grep({ pattern: 'x', path: 'nowhere' }, fast)).error).toMatch(/^no such file/);
+      expect((await grep({ pattern: 'a{1000}b{1000}c{1000}d{1000}e{1000}' }, fast)).error).toMatch(/too complex/);
+      expect(liveGrepWorkers()).toBe(0);
+    }
+    expect((await grep({ pattern: slowPattern, path: 'many-a.txt' }, fast)).error).toMatch(/time limit of 300 ms/);
+    expect(liveGrepWorkers()).toBe(0);
+    expect(timers()).toBe(timersBefore);
   });
 });

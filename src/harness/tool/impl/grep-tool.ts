@@ -7,6 +7,7 @@ import { resolveInWorkspace, toRelative } from '../workspace-path';
 import { looksBinary } from './binary-content';
 import { describeFsError } from './fs-error-message';
 import { compileGlob } from './glob-pattern';
+import { GrepLineMatcher } from './grep-worker';
 import { errorResult, jsonResult, messageOf } from './json-result';
 import { DEFAULT_MAX_WALK_ENTRIES, WorkspaceFileWalk } from './workspace-file-walk';
 import { WorkspaceTool } from './workspace-tool';
@@ -21,7 +22,20 @@ export interface GrepToolOptions {
   maxLineLength?: number;
   /** Most directory entries looked at in one call (default 100 000). */
   maxEntries?: number;
+  /** A search running longer than this is stopped and answered with an error (default 30 000 ms). */
+  timeoutMs?: number;
 }
+
+/**
+ * Largest compiled pattern (`RE2JS.programSize()`, in instructions) that is searched with.
+ * Patterns people grep with compile to tens of instructions (measured: `TODO` 6, a function
+ * signature pattern 31, a 13-word alternation 65). Matching cost per byte grows with the program
+ * size: `(?:a?){1000}a{1000}[bc]` (3 003 instructions) takes about 35 ms per KB of `a`, a 4 203
+ * instruction variant about 53 ms per KB — either would need longer than the default deadline for
+ * one 1 MiB file. Above 5 000 the pattern is refused at once, with an error naming its size, rather
+ * than left to run into the deadline; below it the deadline still bounds the time.
+ */
+export const MAX_PROGRAM_SIZE = 5_000;
 
 /** One matching line. `file` is relative to the workspace root; `line` is 1-based. */
 export interface GrepMatch {
@@ -36,16 +50,24 @@ export interface GrepMatch {
  * Patterns use RE2 syntax (as ripgrep does): the common JavaScript syntax — classes, `\d \w \s \b`,
  * groups, alternation, quantifiers — works; lookaround and backreferences are refused with an
  * error. RE2 (`re2js`) matches in time linear in the line's length whatever the pattern, so no
- * pattern can stall the event loop the way a backtracking `(a|a)*b` would. `glob` filters files: without a `/` it is matched against the file name (so `*.ts`
- * selects TypeScript files at any depth, as in ripgrep), otherwise against the path relative to
- * `path`. Binary files (a NUL byte near the start) and files over `maxFileBytes` are skipped.
- * Result: `{"matches":[{"file","line","text"}],"truncated":bool}`.
+ * pattern backtracks exponentially the way `(a|a)*b` does in V8; but the cost per byte grows with
+ * the compiled pattern, and a contrived pattern can need tens of seconds for a 1 MiB file.
+ * Therefore patterns compiling to more than `MAX_PROGRAM_SIZE` instructions are refused, and the
+ * matching runs in a worker thread (`GrepLineMatcher`) while the walk and file reads stay on the
+ * event loop: the event loop is never blocked by a match, and a search running longer than
+ * `timeoutMs` is stopped (the thread is terminated) and answered with an error asking to narrow the
+ * pattern, `path` or `glob`. The pattern is also compiled here first, so an invalid pattern is
+ * reported without starting a thread. `glob` filters files: without a `/` it is matched against the
+ * file name (so `*.ts` selects TypeScript files at any depth, as in ripgrep), otherwise against the
+ * path relative to `path`. Binary files (a NUL byte near the start) and files over `maxFileBytes`
+ * are skipped. Result: `{"matches":[{"file","line","text"}],"truncated":bool}`.
  */
 export class GrepTool extends WorkspaceTool {
   private readonly maxMatches: number;
   private readonly maxFileBytes: number;
   private readonly maxLineLength: number;
   private readonly maxEntries: number;
+  private readonly timeoutMs: number;
 
   constructor(options: GrepToolOptions = {}) {
     super();
@@ -53,6 +75,7 @@ export class GrepTool extends WorkspaceTool {
     this.maxFileBytes = options.maxFileBytes ?? 1024 * 1024;
     this.maxLineLength = options.maxLineLength ?? 500;
     this.maxEntries = options.maxEntries ?? DEFAULT_MAX_WALK_ENTRIES;
+    this.timeoutMs = options.timeoutMs ?? 30_000;
   }
 
   getName(): string {
@@ -63,7 +86,8 @@ export class GrepTool extends WorkspaceTool {
     return (
       'Search the contents of workspace files with a regular expression (RE2 syntax: no lookaround or backreferences). Returns matching lines ' +
       'with file path and 1-based line number. Narrow the search with `path` (directory or file) and `glob` ' +
-      '(e.g. `*.ts`, or `src/**/*.ts`). Binary files, very large files, node_modules and .git are skipped.'
+      '(e.g. `*.ts`, or `src/**/*.ts`). Binary files, very large files, node_modules and .git are skipped. ' +
+      'A search that runs too long is stopped with an error; very complex patterns are refused.'
     );
   }
 
@@ -109,11 +133,19 @@ export class GrepTool extends WorkspaceTool {
     const ignoreCase = optionalBoolean(args, 'ignore_case');
     if (!ignoreCase.ok) return errorResult(ignoreCase.error);
 
+    const flags = ignoreCase.value ? RE2JS.CASE_INSENSITIVE : 0;
     let regex: RE2JS;
     try {
-      regex = RE2JS.compile(pattern.value, ignoreCase.value ? RE2JS.CASE_INSENSITIVE : 0);
+      regex = RE2JS.compile(pattern.value, flags);
     } catch (error) {
       return errorResult(`invalid regular expression '${pattern.value}': ${messageOf(error)}`);
+    }
+    const programSize = regex.programSize();
+    if (programSize > MAX_PROGRAM_SIZE) {
+      return errorResult(
+        `regular expression '${pattern.value}' is too complex: it compiles to ${programSize} instructions, ` +
+          `more than the limit of ${MAX_PROGRAM_SIZE}; use a simpler pattern (large counted repetitions such as {1000} are costly)`,
+      );
     }
     let fileFilter: ((relativeToBase: string) => boolean) | null = null;
     if (glob.value) {
@@ -134,24 +166,62 @@ export class GrepTool extends WorkspaceTool {
       return errorResult(describeFsError(error, resolved.relativePath));
     }
 
+    const target: SearchTarget = { workspace: resolved.workspace, path: resolved.path, isDirectory, fileFilter };
+    return this.searchWithDeadline(target, new GrepLineMatcher(pattern.value, flags));
+  }
+
+  /**
+   * Runs `search`, but answers with an error once `timeoutMs` has passed. Whatever the outcome, the
+   * timer is cleared and the matcher's thread has exited when this settles; a search abandoned at
+   * the deadline finds its matcher closed and stops at its next step.
+   */
+  private async searchWithDeadline(target: SearchTarget, matcher: GrepLineMatcher): Promise<string> {
+    let timer: NodeJS.Timeout | undefined;
+    const expired = new Promise<null>((resolve) => {
+      timer = setTimeout(() => resolve(null), this.timeoutMs);
+    });
+    const search = this.search(target, matcher);
+    try {
+      const result = await Promise.race([search, expired]);
+      return result ?? errorResult(this.deadlineMessage());
+    } finally {
+      clearTimeout(timer);
+      // After the deadline the abandoned search rejects (its matcher is closed); nobody waits for it.
+      search.catch(() => undefined);
+      await matcher.close();
+    }
+  }
+
+  private deadlineMessage(): string {
+    return (
+      `grep was stopped after its time limit of ${this.timeoutMs} ms; ` +
+      'narrow the search with a simpler pattern, a smaller `path` or a `glob`'
+    );
+  }
+
+  /** Walks the target, reads each searchable file and lets `matcher` find the matching lines. */
+  private async search(target: SearchTarget, matcher: GrepLineMatcher): Promise<string> {
     const matches: GrepMatch[] = [];
-    const walk = new WorkspaceFileWalk(resolved.workspace, this.maxEntries);
-    const files = isDirectory ? walk.files(resolved.path) : single(resolved.path);
+    const walk = new WorkspaceFileWalk(target.workspace, this.maxEntries);
+    const files = target.isDirectory ? walk.files(target.path) : single(target.path);
     let truncated = false;
     for await (const file of files) {
-      if (fileFilter && isDirectory && !fileFilter(toRelative(resolved.path, file))) continue;
+      if (matcher.isClosed) break;
+      if (target.fileFilter && target.isDirectory && !target.fileFilter(toRelative(target.path, file))) continue;
       const text = await this.readSearchable(file);
       if (text === null) continue;
+      const room = this.maxMatches - matches.length;
+      // One more than there is room for tells whether the result is truncated.
+      const found = await matcher.matchingLines(text, room + 1);
+      if (found.length === 0) continue;
       const lines = text.split(/\r?\n/);
-      for (let i = 0; i < lines.length; i++) {
-        if (!regex.test(lines[i])) continue;
-        if (matches.length === this.maxMatches) {
-          truncated = true;
-          break;
-        }
-        matches.push({ file: toRelative(resolved.workspace, file), line: i + 1, text: this.clip(lines[i]) });
+      for (const index of found.slice(0, room)) {
+        matches.push({ file: toRelative(target.workspace, file), line: index + 1, text: this.clip(lines[index]) });
       }
-      if (truncated) break;
+      if (found.length > room) {
+        truncated = true;
+        break;
+      }
     }
     return jsonResult({ matches, truncated: truncated || walk.limitReached });
   }
@@ -172,6 +242,14 @@ export class GrepTool extends WorkspaceTool {
   private clip(line: string): string {
     return line.length > this.maxLineLength ? `${line.slice(0, this.maxLineLength)}…` : line;
   }
+}
+
+/** Where a validated grep call searches, and which files below a directory it looks at. */
+interface SearchTarget {
+  workspace: string;
+  path: string;
+  isDirectory: boolean;
+  fileFilter: ((relativeToBase: string) => boolean) | null;
 }
 
 async function* single(file: string): AsyncGenerator<string> {
