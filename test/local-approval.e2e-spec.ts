@@ -110,6 +110,10 @@ describe('LOCAL mode with approval', () => {
 
     desktop.send({ type: 'tool_response', sessionId: session.id, requestId: onDesktop.data.requestId, result: 'approved on the desktop' });
     await desktop.waitForRunEvent('message_end', executionId);
+    // The laptop is told to close its approval prompt; the desktop, which answered, is not.
+    const withdrawn = await laptop.waitForRunEvent('tool_request_cancelled', executionId);
+    expect(withdrawn.data).toEqual({ requestId: onLaptop.data.requestId, reason: 'answered by another client', executionId });
+    expect(desktop.runEvents(executionId).filter((event) => event.type === 'tool_request_cancelled')).toEqual([]);
     const since = laptop.mark();
     laptop.send({ type: 'tool_response', sessionId: session.id, requestId: onLaptop.data.requestId, result: 'rejected on the laptop' });
     const error = await laptop.waitFor((event) => event.type === 'error', { since });

@@ -222,6 +222,23 @@ describe('LocalToolSessionRegistry', () => {
       ]);
     });
 
+    it("is sent to the owner's other connections when one of them answers, not to the one that did", async () => {
+      const desktop = fakeClient();
+      const laptop = fakeClient();
+      registry.addConnection('c1', OWNER, desktop.send);
+      registry.addConnection('c2', OWNER, laptop.send);
+      const { requestId, promise } = registry.sendToolRequest(SESSION, toolRequest({ needApproval: true }));
+
+      expect(registry.completeRequest(requestId, 'approved and done', OWNER, 'c1')).toBe(true);
+
+      await expect(promise).resolves.toBe('approved and done');
+      expect(desktop.events.map((event) => event.type)).toEqual(['tool_request']);
+      expect(laptop.events.map((event) => [event.type, event.data])).toEqual([
+        ['tool_request', expect.objectContaining({ requestId })],
+        ['tool_request_cancelled', { requestId, reason: 'answered by another client' }],
+      ]);
+    });
+
     it('is not sent for an answered request', async () => {
       const desktop = fakeClient();
       registry.addConnection('c1', OWNER, desktop.send);

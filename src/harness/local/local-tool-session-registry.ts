@@ -51,6 +51,9 @@ interface PendingRequest {
   reject: (error: Error) => void;
 }
 
+/** The reason `tool_request_cancelled` gives the user's other connections once one has answered. */
+export const ANSWERED_ELSEWHERE = 'answered by another client';
+
 /** How many cancelled runs are remembered to refuse their late tool requests. */
 const MAX_CANCELLED_RUNS = 10_000;
 
@@ -195,13 +198,19 @@ export class LocalToolSessionRegistry {
   /**
    * Resolves a pending request with the client's raw result. Returns `false` and changes nothing
    * when the request is unknown (already finished, timed out, never existed) or `userId` is not
-   * the owner of the request's session.
+   * the owner of the request's session. Given the answering `connectionId`, the other
+   * connections that received the request get `tool_request_cancelled` (reason `answered by
+   * another client`), so that a second window of the user stops showing its approval prompt.
    */
-  completeRequest(requestId: string, result: string, userId: number): boolean {
+  completeRequest(requestId: string, result: string, userId: number, connectionId?: string): boolean {
     const request = this.pending.get(requestId);
     if (!request || this.owners.get(request.sessionId) !== userId) return false;
     this.pending.delete(requestId);
     request.resolve(result);
+    if (connectionId !== undefined) {
+      request.deliveredTo.delete(connectionId);
+      this.announceWithdrawn(requestId, request, ANSWERED_ELSEWHERE);
+    }
     return true;
   }
 
@@ -258,12 +267,16 @@ export class LocalToolSessionRegistry {
   private abandon(requestId: string, request: PendingRequest, error: Error): void {
     this.pending.delete(requestId);
     request.reject(error);
+    this.announceWithdrawn(requestId, request, error.message);
+  }
+
+  /** Sends `tool_request_cancelled` to the connections that received the request. */
+  private announceWithdrawn(requestId: string, request: PendingRequest, reason: string): void {
+    if (request.deliveredTo.size === 0) return;
     const event: ClientEvent = {
       type: 'tool_request_cancelled',
       sessionId: request.sessionId,
-      data: request.executionId === undefined
-        ? { requestId, reason: error.message }
-        : { requestId, reason: error.message, executionId: request.executionId },
+      data: request.executionId === undefined ? { requestId, reason } : { requestId, reason, executionId: request.executionId },
       timestamp: this.now(),
     };
     for (const connectionId of request.deliveredTo) {

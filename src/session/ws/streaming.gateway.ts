@@ -85,7 +85,7 @@ export class StreamingGateway implements OnGatewayConnection, OnGatewayDisconnec
       if (!result.ok) return result.message;
       if (sessionId === null) return `Session ${String(frame.sessionId)} not found`;
       if (this.deps.localSessions.sessionOfRequest(requestId.value) !== sessionId
-        || !this.deps.localSessions.completeRequest(requestId.value, result.value, connection.userId)) {
+        || !this.deps.localSessions.completeRequest(requestId.value, result.value, connection.userId, connection.id)) {
         return `No pending tool request '${requestId.value}' for session ${sessionId}`;
       }
       return null;
