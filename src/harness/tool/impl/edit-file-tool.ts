@@ -2,7 +2,7 @@ import * as fs from 'node:fs/promises';
 
 import { requireString } from '../tool-arguments';
 import { resolveInWorkspace } from '../workspace-path';
-import { describeFsError, regularFileProblem } from './fs-error-message';
+import { describeFsError, openRegularFile } from './fs-error-message';
 import { errorResult, jsonResult } from './json-result';
 import { WorkspaceTool } from './workspace-tool';
 
@@ -78,13 +78,15 @@ export class EditFileTool extends WorkspaceTool {
     if (!resolved.ok) return errorResult(resolved.error);
     const shown = resolved.relativePath;
 
-    const problem = await regularFileProblem(resolved.path, shown);
-    if (problem !== null) return errorResult(problem);
+    const source = await openRegularFile(resolved.path, shown, 'read');
+    if (!source.ok) return errorResult(source.error);
     let content: string;
     try {
-      content = await fs.readFile(resolved.path, 'utf8');
+      content = await source.handle.readFile('utf8');
     } catch (error) {
       return errorResult(describeFsError(error, shown));
+    } finally {
+      await source.handle.close();
     }
     const count = countOccurrences(content, oldString.value);
     if (count === 0) return errorResult(`old_string was not found in '${shown}'`);
@@ -94,10 +96,14 @@ export class EditFileTool extends WorkspaceTool {
 
     const at = content.indexOf(oldString.value);
     const updated = content.slice(0, at) + newString.value + content.slice(at + oldString.value.length);
+    const target = await openRegularFile(resolved.path, shown, 'overwrite');
+    if (!target.ok) return errorResult(target.error);
     try {
-      await fs.writeFile(resolved.path, updated, 'utf8');
+      await target.handle.writeFile(updated, 'utf8');
     } catch (error) {
       return errorResult(describeFsError(error, shown));
+    } finally {
+      await target.handle.close();
     }
     const change = countLineChanges(content, at, oldString.value, newString.value);
     const fileChange: FileChange = { path: shown, ...change };

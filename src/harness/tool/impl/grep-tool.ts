@@ -5,7 +5,7 @@ import { RE2JS } from 're2js';
 import { optionalBoolean, optionalString, requireString } from '../tool-arguments';
 import { resolveInWorkspace, toRelative } from '../workspace-path';
 import { looksBinary } from './binary-content';
-import { describeFsError } from './fs-error-message';
+import { describeFsError, openRegularFile } from './fs-error-message';
 import { compileGlob } from './glob-pattern';
 import { GrepLineMatcher } from './grep-worker';
 import { errorResult, jsonResult, messageOf } from './json-result';
@@ -228,14 +228,24 @@ export class GrepTool extends WorkspaceTool {
 
   /** The file's text, or `null` for files that are not searched (too large, binary, unreadable). */
   private async readSearchable(file: string): Promise<string | null> {
+    // Only regular files: a FIFO or device (reached through a link) would block the read. The
+    // walk yields links that stay inside the workspace under their own names; open their target.
+    let target: string;
     try {
-      const stat = await fs.stat(file);
-      // A FIFO or device (reached through a link) would block the read.
-      if (!stat.isFile() || stat.size > this.maxFileBytes) return null;
-      const bytes = await fs.readFile(file);
+      target = await fs.realpath(file);
+    } catch {
+      return null;
+    }
+    const opened = await openRegularFile(target, file, 'read');
+    if (!opened.ok) return null;
+    try {
+      if (opened.size > this.maxFileBytes) return null;
+      const bytes = await opened.handle.readFile();
       return looksBinary(bytes) ? null : bytes.toString('utf8');
     } catch {
       return null;
+    } finally {
+      await opened.handle.close();
     }
   }
 

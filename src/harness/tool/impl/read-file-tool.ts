@@ -3,7 +3,7 @@ import * as fs from 'node:fs/promises';
 import { optionalInteger, requireString } from '../tool-arguments';
 import { resolveInWorkspace } from '../workspace-path';
 import { looksBinary } from './binary-content';
-import { describeFsError } from './fs-error-message';
+import { describeFsError, openRegularFile } from './fs-error-message';
 import { errorResult } from './json-result';
 import { WorkspaceTool } from './workspace-tool';
 
@@ -74,15 +74,14 @@ export class ReadFileTool extends WorkspaceTool {
     if (!resolved.ok) return errorResult(resolved.error);
     const shown = resolved.relativePath;
 
-    let handle: fs.FileHandle;
     try {
-      const stat = await fs.stat(resolved.path);
-      if (stat.isDirectory()) return errorResult(`'${shown}' is a directory; use glob to list its files`);
-      if (!stat.isFile()) return errorResult(`'${shown}' is not a regular file`);
-      handle = await fs.open(resolved.path, 'r');
+      if ((await fs.stat(resolved.path)).isDirectory()) return errorResult(`'${shown}' is a directory; use glob to list its files`);
     } catch (error) {
       return errorResult(describeFsError(error, shown));
     }
+    const opened = await openRegularFile(resolved.path, shown, 'read');
+    if (!opened.ok) return errorResult(opened.error);
+    const handle = opened.handle;
     try {
       return await this.readRange(handle, shown, offset.value ?? 1, limit.value);
     } finally {

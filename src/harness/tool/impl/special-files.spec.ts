@@ -1,10 +1,12 @@
 import { execFileSync } from 'node:child_process';
+import { constants as fsConstants } from 'node:fs';
 import * as fs from 'node:fs/promises';
 import * as os from 'node:os';
 import * as path from 'node:path';
 
 import type { Tool } from '../tool';
 import { EditFileTool } from './edit-file-tool';
+import { openRegularFile } from './fs-error-message';
 import { GlobTool } from './glob-tool';
 import { GrepTool } from './grep-tool';
 import { ReadFileTool } from './read-file-tool';
@@ -39,6 +41,37 @@ describe('the file tools and a FIFO in the workspace', () => {
     ['edit_file through a link', () => new EditFileTool(), { path: 'pipe-link', old_string: 'a', new_string: 'b' }],
   ] as Array<[string, () => Tool, Record<string, unknown>]>)('%s refuses it at once', async (_, tool, args) => {
     expect((await run(tool(), args)).error).toMatch(/^'pipe(-link)?' is not a regular file$/);
+  });
+
+  it('refuses it on the open handle, also while another process holds its other end', async () => {
+    // This process as the reader: a write open of the FIFO then succeeds, and only the check on
+    // the open handle can refuse it.
+    const reader = await fs.open(path.join(workspace, 'pipe'), fsConstants.O_RDONLY | fsConstants.O_NONBLOCK);
+    try {
+      for (const access of ['read', 'overwrite', 'create'] as const) {
+        expect(await openRegularFile(path.join(workspace, 'pipe'), 'pipe', access)).toEqual({ ok: false, error: "'pipe' is not a regular file" });
+      }
+    } finally {
+      await reader.close();
+    }
+  });
+
+  it('refuses a path that is a link where a resolved path was expected', async () => {
+    expect(await openRegularFile(path.join(workspace, 'pipe-link'), 'pipe-link', 'read')).toEqual({
+      ok: false,
+      error: "'pipe-link' changed into a link while it was being opened",
+    });
+  });
+
+  it('grep still searches a link to a regular file inside the workspace', async () => {
+    await fs.symlink(path.join(workspace, 'notes.txt'), path.join(workspace, 'notes-link.txt'));
+    expect(await run(new GrepTool(), { pattern: 'find' })).toEqual({
+      matches: [
+        { file: 'notes-link.txt', line: 1, text: 'find me' },
+        { file: 'notes.txt', line: 1, text: 'find me' },
+      ],
+      truncated: false,
+    });
   });
 
   it('grep and glob walk past it', async () => {

@@ -3,7 +3,7 @@ import * as path from 'node:path';
 
 import { requireString } from '../tool-arguments';
 import { resolveInWorkspace } from '../workspace-path';
-import { describeFsError, regularFileProblem } from './fs-error-message';
+import { describeFsError, openRegularFile } from './fs-error-message';
 import { errorResult, jsonResult } from './json-result';
 import { WorkspaceTool } from './workspace-tool';
 
@@ -56,13 +56,19 @@ export class WriteFileTool extends WorkspaceTool {
     const resolved = await resolveInWorkspace(workspace, pathArg.value);
     if (!resolved.ok) return errorResult(resolved.error);
     if (resolved.relativePath === '.') return errorResult('path must name a file, not the workspace itself');
-    const problem = await regularFileProblem(resolved.path, resolved.relativePath, true);
-    if (problem !== null) return errorResult(problem);
     try {
       await fs.mkdir(path.dirname(resolved.path), { recursive: true });
-      await fs.writeFile(resolved.path, content.value, 'utf8');
     } catch (error) {
       return errorResult(describeFsError(error, resolved.relativePath));
+    }
+    const target = await openRegularFile(resolved.path, resolved.relativePath, 'create');
+    if (!target.ok) return errorResult(target.error);
+    try {
+      await target.handle.writeFile(content.value, 'utf8');
+    } catch (error) {
+      return errorResult(describeFsError(error, resolved.relativePath));
+    } finally {
+      await target.handle.close();
     }
     return jsonResult({ path: resolved.relativePath, bytes: Buffer.byteLength(content.value, 'utf8') });
   }
