@@ -161,17 +161,25 @@ function createLlmAdapter(config: HarnessConfig): LlmAdapter {
 
 /**
  * What confined `shell` commands must not see: the workspace root (other users' and sessions'
- * workspaces) and the directory of the database file, which holds every user's messages. Real
- * paths, as the workspaces are; both directories exist by now.
+ * workspaces) and the database, which holds every user's messages — its whole directory, or,
+ * where that directory is one the commands need (`/`, `/usr`, `/etc`, …), the database file and
+ * its SQLite companions (`-wal`, `-shm`, `-journal`). Real paths, as the workspaces are.
  */
-function shellHiddenDirs(config: HarnessConfig): string[] {
-  const dirs = [config.workspaceRoot];
-  if (config.dbPath !== ':memory:') dirs.push(path.dirname(config.dbPath));
-  return dirs.map((dir) => {
+export function shellHiddenDirs(config: Pick<HarnessConfig, 'workspaceRoot' | 'dbPath'>): string[] {
+  const real = (target: string) => {
     try {
-      return fs.realpathSync(dir);
+      return fs.realpathSync(target);
     } catch {
-      return dir;
+      return target;
     }
-  });
+  };
+  const hidden = [real(config.workspaceRoot)];
+  if (config.dbPath === ':memory:') return hidden;
+  const dbDir = real(path.dirname(config.dbPath));
+  if (!SYSTEM_DIRECTORIES.has(dbDir)) return [...hidden, dbDir];
+  const dbFile = path.join(dbDir, path.basename(config.dbPath));
+  return [...hidden, dbFile, `${dbFile}-wal`, `${dbFile}-shm`, `${dbFile}-journal`];
 }
+
+/** Directories a command cannot do without: the database is hidden file by file in these. */
+const SYSTEM_DIRECTORIES = new Set(['/', '/bin', '/sbin', '/lib', '/lib64', '/usr', '/usr/bin', '/usr/lib', '/usr/local', '/etc', '/dev', '/proc', '/tmp', '/var', '/home', '/root']);

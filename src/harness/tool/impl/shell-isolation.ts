@@ -32,7 +32,7 @@ export interface UnprivilegedUser {
 /**
  * Run by `/bin/sh` inside the new pid and mount namespaces (where it is pid 1) with `$1` = the
  * workspace, `$2` = the command, `$3` = `uid:gid` to drop to (empty: see below), `$4…` = the
- * directories to hide. Nothing it is given becomes shell source: every value is a positional
+ * paths to hide (a directory is covered by an empty tmpfs, a file by `/dev/null`). Nothing it is given becomes shell source: every value is a positional
  * parameter, always quoted. Its own steps use `SYSTEM_PATH`; the command gets the `PATH` it was
  * given back.
  *
@@ -66,15 +66,19 @@ export const NAMESPACE_PRELUDE = [
   'drop_to=$3',
   'shift 3',
   'cd "$workspace"',
-  'for dir do',
-  '  if [ -d "$dir" ]; then mount -t tmpfs -o mode=0755,size=64k harness-hidden "$dir"; fi',
+  'hide() {',
+  '  if [ -d "$1" ]; then mount -t tmpfs -o mode=0755,size=64k harness-hidden "$1";',
+  '  elif [ -e "$1" ]; then mount --bind /dev/null "$1"; fi',
+  '}',
+  'for hidden do',
+  '  hide "$hidden"',
   'done',
   'mkdir -p "$workspace"',
   'mount --no-canonicalize --bind . "$workspace"',
   'cd "$workspace"',
-  'for dir do',
-  '  case $dir in',
-  '    "$workspace"/*) if [ -d "$dir" ]; then mount -t tmpfs -o mode=0755,size=64k harness-hidden "$dir"; fi ;;',
+  'for hidden do',
+  '  case $hidden in',
+  '    "$workspace"/*) hide "$hidden" ;;',
   '  esac',
   'done',
   `run='PATH=$2; echo ${READY} >&3 && exec 3>&- && exec /bin/sh -c "$1"'`,
@@ -108,9 +112,9 @@ export type ShellIsolationProbe = { ok: true } | { ok: false; error: string };
 export interface ShellIsolationOptions {
   mode: ShellIsolationMode;
   /**
-   * Directories confined commands must not see (the workspace root, the database directory):
-   * each is covered by an empty tmpfs, and only the session's own workspace is bound back.
-   * Absolute paths; a directory that does not exist is skipped.
+   * Paths confined commands must not see (the workspace root, the database directory or files):
+   * a directory is covered by an empty tmpfs, with only the session's own workspace bound back;
+   * a file by `/dev/null`. Absolute paths; one that does not exist is skipped.
    */
   hiddenDirs?: readonly string[];
   /**

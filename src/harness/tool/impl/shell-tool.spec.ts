@@ -341,6 +341,15 @@ describe.each(variants)('ShellTool with namespace isolation, %s', (_, variant) =
     expect(result).toEqual({ exit_code: 0, stdout: `mine\n${scratch}:\nworkspaces\n\n${root}:\nuser-${USER}\n`, stderr: '' });
   });
 
+  whereNamespacesWork('hides a single file (a database kept in a directory commands need) behind /dev/null', async () => {
+    const dbFile = path.join(scratch, 'loose.db');
+    await fs.writeFile(dbFile, 'every message\n');
+    const tool = confined({ isolation: new ShellIsolation({ mode: 'namespace', hiddenDirs: [root, dbFile, `${dbFile}-wal`], ...variant }) });
+    const result = await run({ command: `cat ${dbFile}; echo "[$?]"; echo overwrite > ${dbFile}; cat mine.txt` }, tool);
+    expect(result).toEqual({ exit_code: 0, stdout: '[0]\nmine\n', stderr: '' });
+    expect(await fs.readFile(dbFile, 'utf8')).toBe('every message\n');
+  });
+
   whereNamespacesWork("cannot read a sibling user's files or the database file", async () => {
     const sibling = path.join(root, 'user-2', 'theirs', 'secret.txt');
     const result = await run({ command: `cat ../../user-2/theirs/secret.txt; cat ${sibling}; cat ${dbDir}/harness.db` });
