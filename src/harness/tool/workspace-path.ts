@@ -25,7 +25,9 @@ const MAX_SYMLINK_HOPS = 40;
  * directory and a dangling symlink (whose target would be created outside on write). The part
  * of the path that exists is resolved with `fs.realpath`; dangling links are followed by hand.
  * The path need not exist. The returned path is the resolved one, so callers act on what was
- * checked; a symlink swapped in between the check and the use is not guarded against.
+ * checked. The check alone cannot stop a link swapped in between the check and the use: open
+ * what it returns with `openFileBeneath` / `openRegularFile` (`workspace-open.ts`), which walk
+ * the resolved path without following links.
  */
 export async function resolveInWorkspace(
   workspace: string | null | undefined,

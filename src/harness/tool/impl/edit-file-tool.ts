@@ -78,7 +78,7 @@ export class EditFileTool extends WorkspaceTool {
     if (!resolved.ok) return errorResult(resolved.error);
     const shown = resolved.relativePath;
 
-    const source = await openRegularFile(resolved.path, shown, 'read');
+    const source = await openRegularFile(resolved, shown, 'read');
     if (!source.ok) return errorResult(source.error);
     let content: string;
     try {
@@ -96,7 +96,7 @@ export class EditFileTool extends WorkspaceTool {
 
     const at = content.indexOf(oldString.value);
     const updated = content.slice(0, at) + newString.value + content.slice(at + oldString.value.length);
-    const target = await openRegularFile(resolved.path, shown, 'overwrite');
+    const target = await openRegularFile(resolved, shown, 'overwrite');
     if (!target.ok) return errorResult(target.error);
     try {
       await target.handle.writeFile(updated, 'utf8');

@@ -2,6 +2,7 @@ import { constants as fsConstants } from 'node:fs';
 import * as fs from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 
+import { openFileBeneath } from '../workspace-open';
 import { messageOf } from './json-result';
 
 /**
@@ -34,43 +35,60 @@ function stripAbsolutePaths(message: string): string {
 /** How `openRegularFile` opens: to read, to replace an existing file's content, or to create or replace one. */
 export type RegularFileAccess = 'read' | 'overwrite' | 'create';
 
+/** Without `O_TRUNC`: a file is emptied only once it is known to be the regular file it should be. */
 const OPEN_FLAGS: Record<RegularFileAccess, number> = {
   read: fsConstants.O_RDONLY,
-  overwrite: fsConstants.O_WRONLY | fsConstants.O_TRUNC,
-  create: fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_TRUNC,
+  overwrite: fsConstants.O_WRONLY,
+  create: fsConstants.O_WRONLY | fsConstants.O_CREAT,
 };
 
+/** A file of the workspace as `resolveInWorkspace` resolved it. */
+export interface ResolvedWorkspaceFile {
+  /** The workspace's real path. */
+  workspace: string;
+  /** The file's resolved path relative to it. */
+  relativePath: string;
+}
+
 /**
- * Opens `file` only if it is a regular file, or answers the error to give the model. Reading or
- * writing a FIFO or a device would block the call until some other process opened its other end,
- * so the file is opened with `O_NONBLOCK` (which changes nothing for a regular file) and then
- * checked on the open handle itself: the check and the use are of the same file, even if the
- * path is swapped meanwhile. A FIFO without a reader refuses a non-blocking write open (`ENXIO`);
- * that is answered as not a regular file too. `file` is the resolved path the workspace check
- * approved (`resolveInWorkspace`), so it is opened with `O_NOFOLLOW`: a link swapped in at its
- * place since the check is refused rather than followed out of the workspace.
+ * Opens a workspace file only if it is a regular file, or answers the error to give the model.
+ *
+ * - The file is reached through `openFileBeneath`: every directory on the way is opened without
+ *   following links, so a directory swapped for a link since `resolveInWorkspace` checked the
+ *   path makes the open fail instead of leading out of the workspace.
+ * - Reading or writing a FIFO or a device would block the call until some other process opened
+ *   its other end, so the file is opened with `O_NONBLOCK` (which changes nothing for a regular
+ *   file) and then checked on the open handle itself. A FIFO without a reader refuses a
+ *   non-blocking write open (`ENXIO`); that is answered as not a regular file too.
+ * - Writing opens without `O_TRUNC` and empties the file after that check.
+ * - `create` makes missing parent directories, inside the pinned parents.
  */
 export async function openRegularFile(
-  file: string,
-  relativePath: string,
+  file: ResolvedWorkspaceFile,
+  shown: string,
   access: RegularFileAccess,
 ): Promise<{ ok: true; handle: FileHandle; size: number } | { ok: false; error: string }> {
   let handle: FileHandle;
   try {
-    handle = await fs.open(file, OPEN_FLAGS[access] | fsConstants.O_NONBLOCK | fsConstants.O_NOFOLLOW, 0o666);
+    handle = await openFileBeneath(file.workspace, file.relativePath, OPEN_FLAGS[access] | fsConstants.O_NONBLOCK, {
+      createDirectories: access === 'create',
+    });
   } catch (error) {
     const code = (error as NodeJS.ErrnoException | null)?.code;
-    if (code === 'ENXIO') return { ok: false, error: `'${relativePath}' is not a regular file` };
-    if (code === 'ELOOP') return { ok: false, error: `'${relativePath}' changed into a link while it was being opened` };
-    return { ok: false, error: describeFsError(error, relativePath) };
+    if (code === 'ENXIO') return { ok: false, error: `'${shown}' is not a regular file` };
+    if (code === 'ELOOP') return { ok: false, error: `'${shown}' changed while it was being opened (a link appeared on its path)` };
+    return { ok: false, error: describeFsError(error, shown) };
   }
   try {
     const stat = await handle.stat();
-    if (stat.isFile()) return { ok: true, handle, size: stat.size };
-    await handle.close();
-    return { ok: false, error: stat.isDirectory() ? `'${relativePath}' is a directory` : `'${relativePath}' is not a regular file` };
+    if (!stat.isFile()) {
+      await handle.close();
+      return { ok: false, error: stat.isDirectory() ? `'${shown}' is a directory` : `'${shown}' is not a regular file` };
+    }
+    if (access !== 'read') await handle.truncate(0);
+    return { ok: true, handle, size: access === 'read' ? stat.size : 0 };
   } catch (error) {
     await handle.close().catch(() => undefined);
-    return { ok: false, error: describeFsError(error, relativePath) };
+    return { ok: false, error: describeFsError(error, shown) };
   }
 }

@@ -247,6 +247,7 @@ describe('grep with patterns that are slow even for a linear-time engine', () =>
     }
     expect((await grep({ pattern: slowPattern, path: 'many-a.txt' }, fast)).error).toMatch(/time limit of 300 ms/);
     expect(liveGrepWorkers()).toBe(0);
-    expect(timers()).toBe(timersBefore);
+    // No growth: a timer of an earlier test may end meanwhile, none of these calls may leave one.
+    expect(timers()).toBeLessThanOrEqual(timersBefore);
   });
 });

@@ -3,7 +3,7 @@ import * as fs from 'node:fs/promises';
 import { RE2JS } from 're2js';
 
 import { optionalBoolean, optionalString, requireString } from '../tool-arguments';
-import { resolveInWorkspace, toRelative } from '../workspace-path';
+import { isInside, resolveInWorkspace, toRelative } from '../workspace-path';
 import { looksBinary } from './binary-content';
 import { describeFsError, openRegularFile } from './fs-error-message';
 import { compileGlob } from './glob-pattern';
@@ -208,7 +208,7 @@ export class GrepTool extends WorkspaceTool {
     for await (const file of files) {
       if (matcher.isClosed) break;
       if (target.fileFilter && target.isDirectory && !target.fileFilter(toRelative(target.path, file))) continue;
-      const text = await this.readSearchable(file);
+      const text = await this.readSearchable(file, target.workspace);
       if (text === null) continue;
       const room = this.maxMatches - matches.length;
       // One more than there is room for tells whether the result is truncated.
@@ -226,17 +226,22 @@ export class GrepTool extends WorkspaceTool {
     return jsonResult({ matches, truncated: truncated || walk.limitReached });
   }
 
-  /** The file's text, or `null` for files that are not searched (too large, binary, unreadable). */
-  private async readSearchable(file: string): Promise<string | null> {
+  /**
+   * The file's text, or `null` for files that are not searched (too large, binary, unreadable,
+   * not a regular file, or not inside the workspace any more).
+   */
+  private async readSearchable(file: string, workspace: string): Promise<string | null> {
     // Only regular files: a FIFO or device (reached through a link) would block the read. The
-    // walk yields links that stay inside the workspace under their own names; open their target.
+    // walk yields links that stayed inside the workspace under their own names; open their
+    // target, if it is still inside, without following anything on the way.
     let target: string;
     try {
       target = await fs.realpath(file);
     } catch {
       return null;
     }
-    const opened = await openRegularFile(target, file, 'read');
+    if (!isInside(workspace, target)) return null;
+    const opened = await openRegularFile({ workspace, relativePath: toRelative(workspace, target) }, file, 'read');
     if (!opened.ok) return null;
     try {
       if (opened.size > this.maxFileBytes) return null;

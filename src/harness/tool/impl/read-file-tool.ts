@@ -79,7 +79,7 @@ export class ReadFileTool extends WorkspaceTool {
     } catch (error) {
       return errorResult(describeFsError(error, shown));
     }
-    const opened = await openRegularFile(resolved.path, shown, 'read');
+    const opened = await openRegularFile(resolved, shown, 'read');
     if (!opened.ok) return errorResult(opened.error);
     const handle = opened.handle;
     try {

@@ -56,12 +56,8 @@ export class WriteFileTool extends WorkspaceTool {
     const resolved = await resolveInWorkspace(workspace, pathArg.value);
     if (!resolved.ok) return errorResult(resolved.error);
     if (resolved.relativePath === '.') return errorResult('path must name a file, not the workspace itself');
-    try {
-      await fs.mkdir(path.dirname(resolved.path), { recursive: true });
-    } catch (error) {
-      return errorResult(describeFsError(error, resolved.relativePath));
-    }
-    const target = await openRegularFile(resolved.path, resolved.relativePath, 'create');
+    // Missing parent directories are made on the way, inside the directories already opened.
+    const target = await openRegularFile(resolved, resolved.relativePath, 'create');
     if (!target.ok) return errorResult(target.error);
     try {
       await target.handle.writeFile(content.value, 'utf8');
