@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import { RE2JS } from 're2js';
 
 import { GrepTool, MAX_PROGRAM_SIZE } from './grep-tool';
-import { liveGrepWorkers } from './grep-worker';
+import { liveGrepWorkers, setGrepWorkerLimit, waitingGrepMatchers } from './grep-worker';
 
 describe('GrepTool', () => {
   let workspace: string;
@@ -249,5 +249,139 @@ describe('grep with patterns that are slow even for a linear-time engine', () =>
     expect(liveGrepWorkers()).toBe(0);
     // No growth: a timer of an earlier test may end meanwhile, none of these calls may leave one.
     expect(timers()).toBeLessThanOrEqual(timersBefore);
+  });
+});
+
+describe('grep calls sharing a limited number of matching threads', () => {
+  // About 35 ms per KB of `a` with re2js: ~100 ms for the short file, ~35 s for the long one.
+  const slowPattern = '(?:a?){1000}a{1000}[bc]';
+  const deadlineError = (ms: number) =>
+    `grep was stopped after its time limit of ${ms} ms; narrow the search with a simpler pattern, a smaller \`path\` or a \`glob\``;
+  let workspace: string;
+  let previousLimit: number;
+
+  beforeAll(async () => {
+    workspace = await fs.mkdtemp(path.join(os.tmpdir(), 'harness-grep-pool-'));
+    await fs.writeFile(path.join(workspace, 'many-a.txt'), 'a'.repeat(1_000_000));
+    await fs.writeFile(path.join(workspace, 'few-a.txt'), 'a'.repeat(3_000));
+    await fs.writeFile(path.join(workspace, 'lines.txt'), '\n'.repeat(2_000_000));
+    await fs.writeFile(path.join(workspace, 'notes.md'), 'needle\n');
+  });
+
+  afterAll(async () => {
+    await fs.rm(workspace, { recursive: true, force: true });
+  });
+
+  beforeEach(() => {
+    previousLimit = setGrepWorkerLimit(2);
+  });
+
+  afterEach(() => {
+    setGrepWorkerLimit(previousLimit);
+  });
+
+  const grep = async (args: Record<string, unknown>, tool = new GrepTool()) =>
+    JSON.parse(await tool.execute(JSON.stringify(args), workspace)) as Record<string, unknown>;
+
+  const timers = () => process.getActiveResourcesInfo().filter((resource) => resource === 'Timeout').length;
+
+  /** Runs `work` while sampling `liveGrepWorkers()` every millisecond; returns its result and the highest count seen. */
+  async function withThreadCount<T>(work: () => Promise<T>): Promise<{ result: T; maxLive: number }> {
+    let maxLive = liveGrepWorkers();
+    const sampler = setInterval(() => (maxLive = Math.max(maxLive, liveGrepWorkers())), 1);
+    try {
+      const result = await work();
+      return { result, maxLive };
+    } finally {
+      clearInterval(sampler);
+    }
+  }
+
+  const expectFastGrepWorks = async () => {
+    expect(await grep({ pattern: 'needle', path: 'notes.md' })).toEqual({
+      matches: [{ file: 'notes.md', line: 1, text: 'needle' }],
+      truncated: false,
+    });
+  };
+
+  it('runs at most `limit` threads for many concurrent calls, and answers them all', async () => {
+    const timersBefore = timers();
+    const tool = new GrepTool({ timeoutMs: 20_000 });
+    const { result, maxLive } = await withThreadCount(() =>
+      Promise.all(Array.from({ length: 6 }, () => grep({ pattern: slowPattern, path: 'few-a.txt' }, tool))),
+    );
+    expect(result).toEqual(Array.from({ length: 6 }, () => ({ matches: [], truncated: false })));
+    expect(maxLive).toBe(2);
+    expect(liveGrepWorkers()).toBe(0);
+    expect(waitingGrepMatchers()).toBe(0);
+    expect(timers()).toBe(timersBefore);
+  });
+
+  it('runs at most `limit` threads when concurrent calls run into their deadlines, running or waiting', async () => {
+    const timersBefore = timers();
+    const deadlines = [200, 300, 400, 500, 600, 700];
+    const { result, maxLive } = await withThreadCount(() =>
+      Promise.all(deadlines.map((timeoutMs) => grep({ pattern: slowPattern, path: 'many-a.txt' }, new GrepTool({ timeoutMs })))),
+    );
+    expect(result).toEqual(deadlines.map((ms) => ({ error: deadlineError(ms) })));
+    expect(maxLive).toBeLessThanOrEqual(2);
+    expect(liveGrepWorkers()).toBe(0);
+    expect(waitingGrepMatchers()).toBe(0);
+    expect(timers()).toBe(timersBefore);
+    await expectFastGrepWorks();
+  });
+
+  it('answers a call whose deadline passes while it waits with the deadline error, without starting a thread', async () => {
+    setGrepWorkerLimit(1);
+    const running = grep({ pattern: slowPattern, path: 'many-a.txt' }, new GrepTool({ timeoutMs: 2_000 }));
+    try {
+      while (liveGrepWorkers() === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+      const started = performance.now();
+      const waiter = new GrepTool({ timeoutMs: 200 });
+      const { result, maxLive } = await withThreadCount(() => grep({ pattern: 'needle', path: 'notes.md' }, waiter));
+      expect(result).toEqual({ error: deadlineError(200) });
+      expect(performance.now() - started).toBeLessThan(1_500);
+      // Only the running call's thread exists, and the waiting call has left the queue.
+      expect(maxLive).toBe(1);
+      expect(liveGrepWorkers()).toBe(1);
+      expect(waitingGrepMatchers()).toBe(0);
+    } finally {
+      expect(await running).toEqual({ error: deadlineError(2_000) });
+    }
+    expect(liveGrepWorkers()).toBe(0);
+  });
+
+  it('ends a call whose thread exceeds its heap limit with a failure, and frees the thread', async () => {
+    const tool = new GrepTool({ maxWorkerHeapMb: 8, maxFileBytes: 4 * 1024 * 1024 });
+    expect(await grep({ pattern: 'x', path: 'lines.txt' }, tool)).toEqual({
+      error: 'grep failed: Worker terminated due to reaching memory limit: JS heap out of memory',
+    });
+    expect(liveGrepWorkers()).toBe(0);
+  });
+
+  it('frees the slot after a success, a failure, a deadline and a crash, so a later call runs even with a limit of 1', async () => {
+    setGrepWorkerLimit(1);
+    await expectFastGrepWorks();
+    await expectFastGrepWorks();
+
+    const compile = RE2JS.compile.bind(RE2JS);
+    const spy = jest.spyOn(RE2JS, 'compile').mockImplementationOnce(() => compile('x'));
+    try {
+      expect((await grep({ pattern: '(unclosed' })).error).toMatch(/^grep failed: .*missing closing \)/);
+    } finally {
+      spy.mockRestore();
+    }
+    await expectFastGrepWorks();
+
+    const short = new GrepTool({ timeoutMs: 200 });
+    expect(await grep({ pattern: slowPattern, path: 'many-a.txt' }, short)).toEqual({ error: deadlineError(200) });
+    await expectFastGrepWorks();
+
+    const crashing = new GrepTool({ maxWorkerHeapMb: 8, maxFileBytes: 4 * 1024 * 1024 });
+    expect((await grep({ pattern: 'x', path: 'lines.txt' }, crashing)).error).toMatch(/^grep failed: .*memory limit/);
+    await expectFastGrepWorks();
+
+    expect(liveGrepWorkers()).toBe(0);
+    expect(waitingGrepMatchers()).toBe(0);
   });
 });

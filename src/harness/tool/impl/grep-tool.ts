@@ -7,7 +7,7 @@ import { isInside, resolveInWorkspace, toRelative } from '../workspace-path';
 import { looksBinary } from './binary-content';
 import { describeFsError, openRegularFile } from './fs-error-message';
 import { compileGlob } from './glob-pattern';
-import { GrepLineMatcher } from './grep-worker';
+import { GREP_WORKER_MAX_HEAP_MB, GrepLineMatcher } from './grep-worker';
 import { errorResult, jsonResult, messageOf } from './json-result';
 import { DEFAULT_MAX_WALK_ENTRIES, WorkspaceFileWalk } from './workspace-file-walk';
 import { WorkspaceTool } from './workspace-tool';
@@ -22,8 +22,13 @@ export interface GrepToolOptions {
   maxLineLength?: number;
   /** Most directory entries looked at in one call (default 100 000). */
   maxEntries?: number;
-  /** A search running longer than this is stopped and answered with an error (default 30 000 ms). */
+  /**
+   * A search running longer than this is stopped and answered with an error (default 30 000 ms).
+   * Time spent waiting for a free matching thread counts too.
+   */
   timeoutMs?: number;
+  /** Heap limit of the matching thread in MB (default `GREP_WORKER_MAX_HEAP_MB`, 256). */
+  maxWorkerHeapMb?: number;
 }
 
 /**
@@ -56,8 +61,12 @@ export interface GrepMatch {
  * matching runs in a worker thread (`GrepLineMatcher`) while the walk and file reads stay on the
  * event loop: the event loop is never blocked by a match, and a search running longer than
  * `timeoutMs` is stopped (the thread is terminated) and answered with an error asking to narrow the
- * pattern, `path` or `glob`. The pattern is also compiled here first, so an invalid pattern is
- * reported without starting a thread. `glob` filters files: without a `/` it is matched against the
+ * pattern, `path` or `glob`. Matching threads are shared out process-wide (`setGrepWorkerLimit`,
+ * by default one per core): a call finding them all busy waits its turn, within its `timeoutMs`,
+ * and one whose deadline passes while waiting gets the same error without starting a thread. A
+ * thread exceeding its heap limit (`maxWorkerHeapMb`) is stopped and the call fails. The pattern
+ * is also compiled here first, so an invalid pattern is reported without starting a thread.
+ * `glob` filters files: without a `/` it is matched against the
  * file name (so `*.ts` selects TypeScript files at any depth, as in ripgrep), otherwise against the
  * path relative to `path`. Binary files (a NUL byte near the start) and files over `maxFileBytes`
  * are skipped. Result: `{"matches":[{"file","line","text"}],"truncated":bool}`.
@@ -68,6 +77,7 @@ export class GrepTool extends WorkspaceTool {
   private readonly maxLineLength: number;
   private readonly maxEntries: number;
   private readonly timeoutMs: number;
+  private readonly maxWorkerHeapMb: number;
 
   constructor(options: GrepToolOptions = {}) {
     super();
@@ -76,6 +86,7 @@ export class GrepTool extends WorkspaceTool {
     this.maxLineLength = options.maxLineLength ?? 500;
     this.maxEntries = options.maxEntries ?? DEFAULT_MAX_WALK_ENTRIES;
     this.timeoutMs = options.timeoutMs ?? 30_000;
+    this.maxWorkerHeapMb = options.maxWorkerHeapMb ?? GREP_WORKER_MAX_HEAP_MB;
   }
 
   getName(): string {
@@ -167,13 +178,14 @@ export class GrepTool extends WorkspaceTool {
     }
 
     const target: SearchTarget = { workspace: resolved.workspace, path: resolved.path, isDirectory, fileFilter };
-    return this.searchWithDeadline(target, new GrepLineMatcher(pattern.value, flags));
+    return this.searchWithDeadline(target, new GrepLineMatcher(pattern.value, flags, this.maxWorkerHeapMb));
   }
 
   /**
-   * Runs `search`, but answers with an error once `timeoutMs` has passed. Whatever the outcome, the
-   * timer is cleared and the matcher's thread has exited when this settles; a search abandoned at
-   * the deadline finds its matcher closed and stops at its next step.
+   * Runs `search`, but answers with an error once `timeoutMs` has passed, whether the matcher is
+   * still waiting for a thread or matching. Whatever the outcome, the timer is cleared, the
+   * matcher's thread has exited and its slot is free (or its wait ended) when this settles; a
+   * search abandoned at the deadline finds its matcher closed and stops at its next step.
    */
   private async searchWithDeadline(target: SearchTarget, matcher: GrepLineMatcher): Promise<string> {
     let timer: NodeJS.Timeout | undefined;

@@ -1,4 +1,7 @@
+import * as os from 'node:os';
 import { Worker } from 'node:worker_threads';
+
+import { ReleaseSlot, WorkerSlots } from './worker-slots';
 
 /**
  * The code of the matching thread, plain CommonJS so that it runs the same whether the server is
@@ -37,11 +40,43 @@ interface PendingRequest {
   reject(error: Error): void;
 }
 
+/**
+ * Default heap limit of a matching thread, in MB (V8's old generation, `maxOldGenerationSizeMb` of
+ * the worker's `resourceLimits`). Measured peak heap of a thread for the costliest 1 MiB inputs
+ * (the default `maxFileBytes`): about 40–50 MB for a million empty lines (one string per line),
+ * 8 MB for one 1 MiB line, 20–35 MB for the slowest accepted pattern. 256 MB leaves five times
+ * that, room for a larger `maxFileBytes`, while a runaway thread stops at about a quarter GB
+ * instead of growing with the process.
+ */
+export const GREP_WORKER_MAX_HEAP_MB = 256;
+
+/** Default of `setGrepWorkerLimit`: one matching thread per core the process may use. */
+export const DEFAULT_GREP_WORKER_LIMIT = Math.max(1, os.availableParallelism());
+
+/** The matching threads of all `GrepLineMatcher`s of the process take a slot from here. */
+const workerSlots = new WorkerSlots(DEFAULT_GREP_WORKER_LIMIT);
+
 let liveWorkers = 0;
 
 /** How many matching threads are running right now (all `GrepLineMatcher`s together). */
 export function liveGrepWorkers(): number {
   return liveWorkers;
+}
+
+/** How many `GrepLineMatcher`s wait for a slot to start their thread. */
+export function waitingGrepMatchers(): number {
+  return workerSlots.waiting;
+}
+
+/**
+ * Sets how many matching threads may run at once in the process (a whole number, at least 1;
+ * default `DEFAULT_GREP_WORKER_LIMIT`) and returns the previous limit. Threads running already
+ * go on; a higher limit starts waiting matchers at once.
+ */
+export function setGrepWorkerLimit(limit: number): number {
+  const previous = workerSlots.limit;
+  workerSlots.setLimit(limit);
+  return previous;
 }
 
 /**
@@ -50,15 +85,23 @@ export function liveGrepWorkers(): number {
  * compiled size) never blocks the event loop, and can be cut short by `close()`.
  *
  * The thread starts on the first `matchingLines` call, so a search that finds no file to read
- * starts none. Starting one costs about 25 ms (measured: `new Worker` returns in under 1 ms, the
- * first answer arrives 24–28 ms later; `terminate()` takes about 1 ms), paid once per grep call
- * that reads a file, without blocking the event loop meanwhile. Requests are answered one at a time; the
- * caller awaits each before sending the next. The pattern must already have been compiled
+ * starts none. At most `setGrepWorkerLimit` threads run at once in the process: a matcher whose
+ * first request finds them all taken waits, first come first served, for one to exit before
+ * starting its own; `close()` ends the wait without starting a thread. The thread's heap is capped
+ * at `maxHeapMb`; a thread that exceeds it is stopped by V8 and the request rejects with
+ * `Worker terminated due to reaching memory limit: JS heap out of memory`. Starting a thread costs
+ * about 25 ms (measured: `new Worker` returns in under 1 ms, the first answer arrives 24–28 ms
+ * later; `terminate()` takes about 1 ms), paid once per grep call that reads a file, without
+ * blocking the event loop meanwhile. Requests are answered one at a time; the caller awaits each
+ * before sending the next. The pattern must already have been compiled
  * successfully in the calling thread: a pattern the thread fails to compile rejects the request
  * with that error.
  */
 export class GrepLineMatcher {
   private worker: Worker | null = null;
+  /** The wait for a slot and the start of the thread, once the first request asked for it. */
+  private starting: Promise<Worker | null> | null = null;
+  private readonly stopWaiting = new AbortController();
   private pending: PendingRequest | null = null;
   private failure: Error | null = null;
   private closed = false;
@@ -66,6 +109,7 @@ export class GrepLineMatcher {
   constructor(
     private readonly pattern: string,
     private readonly flags: number,
+    private readonly maxHeapMb: number = GREP_WORKER_MAX_HEAP_MB,
   ) {}
 
   /** True once `close()` was called: later `matchingLines` calls reject. */
@@ -75,43 +119,82 @@ export class GrepLineMatcher {
 
   /**
    * The 0-based indices of the lines of `text` (split on `\r?\n`) that match, in order, at most
-   * `limit` of them. Rejects when the thread failed or stopped, or the matcher was closed.
+   * `limit` of them. The first request waits for a slot to start the thread. Rejects when the
+   * thread failed or stopped, or the matcher was closed.
    */
   matchingLines(text: string, limit: number): Promise<number[]> {
     if (this.closed) return Promise.reject(new Error('the grep matcher was closed'));
     if (this.failure) return Promise.reject(this.failure);
     if (this.pending) return Promise.reject(new Error('the grep matcher is busy with another request'));
-    const worker = this.startedWorker();
     return new Promise<number[]>((resolve, reject) => {
       this.pending = { resolve, reject };
-      worker.postMessage({ text, limit });
+      void this.send(text, limit);
     });
   }
 
-  /** Stops the thread, if one was started, and resolves once it has exited. A pending request rejects. */
+  /**
+   * Stops waiting for a slot, or stops the thread if one was started, and resolves once the thread
+   * has exited and its slot is free again. A pending request rejects.
+   */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.stopWaiting.abort();
     this.settle(new Error('the grep matcher was closed'));
+    await this.starting;
     const worker = this.worker;
     this.worker = null;
     if (worker) await worker.terminate();
   }
 
-  private startedWorker(): Worker {
-    if (this.worker) return this.worker;
+  /** Posts the pending request to the thread, starting it first if this is the first request. */
+  private async send(text: string, limit: number): Promise<void> {
+    const worker = this.worker ?? (await this.startedWorker());
+    // Without a thread the matcher was closed meanwhile, or starting failed: the request was rejected.
+    worker?.postMessage({ text, limit });
+  }
+
+  /** The thread, started once a slot is free; `null` if the matcher was closed first or the start failed. */
+  private startedWorker(): Promise<Worker | null> {
+    this.starting ??= this.startWhenSlotFree();
+    return this.starting;
+  }
+
+  private async startWhenSlotFree(): Promise<Worker | null> {
+    let release: ReleaseSlot;
+    try {
+      release = await workerSlots.acquire(this.stopWaiting.signal);
+    } catch {
+      return null; // closed while waiting: no slot taken
+    }
+    if (this.closed) {
+      release();
+      return null;
+    }
+    try {
+      this.worker = this.spawn(release);
+    } catch (error) {
+      release();
+      this.fail(asError(error));
+    }
+    return this.worker;
+  }
+
+  /** Starts the thread in a slot already taken; the slot is released when the thread exits, however. */
+  private spawn(release: ReleaseSlot): Worker {
     const worker = new Worker(WORKER_SOURCE, {
       eval: true,
       workerData: { re2jsPath: RE2JS_PATH, pattern: this.pattern, flags: this.flags },
+      resourceLimits: { maxOldGenerationSizeMb: this.maxHeapMb },
     });
     liveWorkers++;
     worker.on('message', (reply: WorkerReply) => this.onReply(reply));
-    worker.on('error', (error) => this.fail(error));
+    worker.on('error', (error) => this.fail(asError(error)));
     worker.on('exit', (code) => {
       liveWorkers--;
+      release();
       this.fail(new Error(`the grep worker stopped (exit code ${code})`));
     });
-    this.worker = worker;
     return worker;
   }
 
@@ -133,4 +216,15 @@ export class GrepLineMatcher {
     if (error) pending.reject(error);
     else pending.resolve(lines);
   }
+}
+
+/**
+ * `error` as an `Error` of this realm with the same message. Errors raised by Node for a thread
+ * (such as `ERR_WORKER_OUT_OF_MEMORY`) may come from another realm, where `instanceof Error` fails
+ * and their text would start with `Error [CODE]: `.
+ */
+function asError(error: unknown): Error {
+  if (error instanceof Error) return error;
+  const message = (error as { message?: unknown } | null)?.message;
+  return new Error(typeof message === 'string' ? message : String(error));
 }
