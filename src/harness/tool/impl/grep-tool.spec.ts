@@ -314,7 +314,7 @@ describe('grep calls sharing a limited number of matching threads', () => {
     expect(maxLive).toBe(2);
     expect(liveGrepWorkers()).toBe(0);
     expect(waitingGrepMatchers()).toBe(0);
-    expect(timers()).toBe(timersBefore);
+    expect(timers()).toBeLessThanOrEqual(timersBefore);
   });
 
   it('runs at most `limit` threads when concurrent calls run into their deadlines, running or waiting', async () => {
@@ -327,7 +327,7 @@ describe('grep calls sharing a limited number of matching threads', () => {
     expect(maxLive).toBeLessThanOrEqual(2);
     expect(liveGrepWorkers()).toBe(0);
     expect(waitingGrepMatchers()).toBe(0);
-    expect(timers()).toBe(timersBefore);
+    expect(timers()).toBeLessThanOrEqual(timersBefore);
     await expectFastGrepWorks();
   });
 
