@@ -19,6 +19,7 @@ import { DangerAssessor, LlmDangerClassifierModel } from './harness/tool/danger-
 import { createBuiltinTools } from './harness/tool/impl/builtin-tools';
 import { shellEnvironment } from './harness/tool/impl/shell-environment';
 import { ShellIsolation } from './harness/tool/impl/shell-isolation';
+import { canOpenBeneath } from './harness/tool/workspace-open';
 import { ToolDispatcher } from './harness/tool/tool-dispatcher';
 import type { Tool } from './harness/tool/tool';
 import { ToolRegistry } from './harness/tool/tool-registry';
@@ -72,6 +73,12 @@ export function createHarnessComponents(config: HarnessConfig, extensions: Harne
   const shellIsolation = new ShellIsolation({ mode: config.shellIsolation, hiddenDirs: shellHiddenDirs(config) });
   // Probed at start so that a host without namespaces is reported now, not at the first command.
   if (config.cloudShell) void shellIsolation.check();
+  if (config.cloudShell && !canOpenBeneath()) {
+    process.stderr.write(
+      'warning: /proc/self/fd is missing: the file tools open workspace paths without pinning their directories, ' +
+        'so a shell command running in the background could swap a directory for a link and lead them out of its workspace; mount /proc\n',
+    );
+  }
   const registry = new ToolRegistry([
     ...createBuiltinTools({
       taskStore: new SqliteTaskStore(database),

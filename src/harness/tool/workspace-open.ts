@@ -19,16 +19,32 @@ import * as path from 'node:path';
  * elsewhere. The path given is the resolved one, in which every legitimate link of the
  * workspace has already been replaced by its target, so a link met on the way is a swap.
  *
- * Without `/proc` (not Linux) the path is opened directly, with `O_NOFOLLOW` on its last
- * component only.
+ * Without `/proc` (not Linux, or a Linux without it mounted) the path is opened directly, with
+ * `O_NOFOLLOW` on its last component only — not safe against such swaps; the server warns at
+ * start when it runs shell commands there.
  */
 
 const PROC_FD = '/proc/self/fd';
 let procFd: boolean | undefined;
 
+/**
+ * Linux's `O_PATH`: a descriptor that pins a directory for the walk without needing read
+ * permission on it (Node has no constant for it).
+ */
+const O_PATH = process.platform === 'linux' ? 0o10000000 : 0;
+
 function hasProcFd(): boolean {
   procFd ??= existsSync(PROC_FD);
   return procFd;
+}
+
+/**
+ * Whether workspace files can be opened without following a swapped link (`/proc/self/fd` is
+ * there). Without it, a command running in a workspace at the same time could lead the file
+ * tools out of it.
+ */
+export function canOpenBeneath(): boolean {
+  return hasProcFd();
 }
 
 /** The components of a resolved path relative to the workspace root; `[]` for the root itself. */
@@ -46,7 +62,7 @@ function componentsOf(relativePath: string): string[] {
  */
 export async function openDirectoryBeneath(root: string, relativeDir: string, create = false): Promise<FileHandle> {
   const parts = componentsOf(relativeDir);
-  let dir = await fs.open(root, fsConstants.O_RDONLY | fsConstants.O_DIRECTORY);
+  let dir = await fs.open(root, (hasProcFd() ? O_PATH : fsConstants.O_RDONLY) | fsConstants.O_DIRECTORY);
   if (!hasProcFd()) {
     await dir.close();
     const target = path.join(root, ...parts);
@@ -61,7 +77,11 @@ export async function openDirectoryBeneath(root: string, relativeDir: string, cr
           if (error.code !== 'EEXIST') throw error;
         });
       }
-      const next = await fs.open(entry, fsConstants.O_RDONLY | fsConstants.O_DIRECTORY | fsConstants.O_NOFOLLOW);
+      const next = await fs.open(entry, O_PATH | fsConstants.O_DIRECTORY | fsConstants.O_NOFOLLOW).catch(async (error: NodeJS.ErrnoException) => {
+        // A link refused by O_DIRECTORY|O_NOFOLLOW reads as "not a directory": say what it is.
+        if (error.code === 'ENOTDIR' && (await fs.lstat(entry).catch(() => null))?.isSymbolicLink()) error.code = 'ELOOP';
+        throw error;
+      });
       await dir.close();
       dir = next;
     }

@@ -1,8 +1,6 @@
-import * as fs from 'node:fs/promises';
-
 import { requireString } from '../tool-arguments';
 import { resolveInWorkspace } from '../workspace-path';
-import { describeFsError, openRegularFile } from './fs-error-message';
+import { describeFsError, openRegularFile, readAtMost } from './fs-error-message';
 import { errorResult, jsonResult } from './json-result';
 import { WorkspaceTool } from './workspace-tool';
 
@@ -20,6 +18,14 @@ export interface FileChange {
  * (counts as in `countLineChanges`).
  */
 export class EditFileTool extends WorkspaceTool {
+  private readonly maxFileBytes: number;
+
+  /** `maxFileBytes`: the largest file it edits (default 16 MiB); a file is read no further. */
+  constructor(options: { maxFileBytes?: number } = {}) {
+    super();
+    this.maxFileBytes = options.maxFileBytes ?? 16 * 1024 * 1024;
+  }
+
   getName(): string {
     return 'edit_file';
   }
@@ -82,7 +88,11 @@ export class EditFileTool extends WorkspaceTool {
     if (!source.ok) return errorResult(source.error);
     let content: string;
     try {
-      content = await source.handle.readFile('utf8');
+      const bytes = await readAtMost(source.handle, this.maxFileBytes);
+      if (bytes === null) {
+        return errorResult(`'${shown}' is larger than ${this.maxFileBytes} bytes; edit_file works on smaller files (use shell for this one)`);
+      }
+      content = bytes.toString('utf8');
     } catch (error) {
       return errorResult(describeFsError(error, shown));
     } finally {

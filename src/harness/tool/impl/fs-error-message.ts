@@ -92,3 +92,21 @@ export async function openRegularFile(
     return { ok: false, error: describeFsError(error, shown) };
   }
 }
+
+/**
+ * The whole content of an open file if it has at most `maxBytes`, else `null`. Reads with its own
+ * bound rather than trusting the size seen at open: a file that grows meanwhile (a command
+ * appending to it) is not read past `maxBytes + 1` bytes.
+ */
+export async function readAtMost(handle: FileHandle, maxBytes: number): Promise<Buffer | null> {
+  const buffer = Buffer.alloc(Math.min(maxBytes + 1, 64 * 1024));
+  const chunks: Buffer[] = [];
+  let total = 0;
+  for (;;) {
+    const { bytesRead } = await handle.read(buffer, 0, Math.min(buffer.length, maxBytes + 1 - total), total);
+    if (bytesRead === 0) return Buffer.concat(chunks, total);
+    chunks.push(Buffer.from(buffer.subarray(0, bytesRead)));
+    total += bytesRead;
+    if (total > maxBytes) return null;
+  }
+}

@@ -268,6 +268,8 @@ describe('grep calls sharing a limited number of matching threads', () => {
   const slowPattern = '(?:a?){1000}a{1000}[bc]';
   const deadlineError = (ms: number) =>
     `grep was stopped after its time limit of ${ms} ms; narrow the search with a simpler pattern, a smaller \`path\` or a \`glob\``;
+  const busyError = (ms: number) =>
+    `grep was stopped after its time limit of ${ms} ms while waiting for a free search thread: the server is busy with other searches; try again shortly`;
   let workspace: string;
   let previousLimit: number;
 
@@ -332,7 +334,11 @@ describe('grep calls sharing a limited number of matching threads', () => {
     const { result, maxLive } = await withThreadCount(() =>
       Promise.all(deadlines.map((timeoutMs) => grep({ pattern: slowPattern, path: 'many-a.txt' }, new GrepTool({ timeoutMs })))),
     );
-    expect(result).toEqual(deadlines.map((ms) => ({ error: deadlineError(ms) })));
+    // Each ran into its deadline, matching or still waiting for a thread — and was told which.
+    expect(result).toEqual(deadlines.map((ms) => ({ error: expect.stringMatching(new RegExp(`^grep was stopped after its time limit of ${ms} ms`)) })));
+    for (const [index, answer] of result.entries()) {
+      expect([deadlineError(deadlines[index]), busyError(deadlines[index])]).toContain(answer.error);
+    }
     expect(maxLive).toBeLessThanOrEqual(2);
     expect(liveGrepWorkers()).toBe(0);
     expect(waitingGrepMatchers()).toBe(0);
@@ -340,7 +346,7 @@ describe('grep calls sharing a limited number of matching threads', () => {
     await expectFastGrepWorks();
   });
 
-  it('answers a call whose deadline passes while it waits with the deadline error, without starting a thread', async () => {
+  it('answers a call whose deadline passes while it waits with a "server busy" error, without starting a thread', async () => {
     setGrepWorkerLimit(1);
     const running = grep({ pattern: slowPattern, path: 'many-a.txt' }, new GrepTool({ timeoutMs: 2_000 }));
     try {
@@ -348,7 +354,7 @@ describe('grep calls sharing a limited number of matching threads', () => {
       const started = performance.now();
       const waiter = new GrepTool({ timeoutMs: 200 });
       const { result, maxLive } = await withThreadCount(() => grep({ pattern: 'needle', path: 'notes.md' }, waiter));
-      expect(result).toEqual({ error: deadlineError(200) });
+      expect(result).toEqual({ error: busyError(200) });
       expect(performance.now() - started).toBeLessThan(1_500);
       // Only the running call's thread exists, and the waiting call has left the queue.
       expect(maxLive).toBe(1);

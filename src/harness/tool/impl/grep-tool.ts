@@ -5,7 +5,7 @@ import { RE2JS } from 're2js';
 import { optionalBoolean, optionalString, requireString } from '../tool-arguments';
 import { isInside, resolveInWorkspace, toRelative } from '../workspace-path';
 import { looksBinary } from './binary-content';
-import { describeFsError, openRegularFile } from './fs-error-message';
+import { describeFsError, openRegularFile, readAtMost } from './fs-error-message';
 import { compileGlob } from './glob-pattern';
 import { GREP_WORKER_MAX_HEAP_MB, GrepLineMatcher } from './grep-worker';
 import { errorResult, jsonResult, messageOf } from './json-result';
@@ -195,13 +195,21 @@ export class GrepTool extends WorkspaceTool {
     const search = this.search(target, matcher);
     try {
       const result = await Promise.race([search, expired]);
-      return result ?? errorResult(this.deadlineMessage());
+      return result ?? errorResult(matcher.isWaitingForSlot ? this.busyMessage() : this.deadlineMessage());
     } finally {
       clearTimeout(timer);
       // After the deadline the abandoned search rejects (its matcher is closed); nobody waits for it.
       search.catch(() => undefined);
       await matcher.close();
     }
+  }
+
+  /** The deadline passed before a matching thread was free: the search itself is not to blame. */
+  private busyMessage(): string {
+    return (
+      `grep was stopped after its time limit of ${this.timeoutMs} ms while waiting for a free search thread: ` +
+      'the server is busy with other searches; try again shortly'
+    );
   }
 
   private deadlineMessage(): string {
@@ -257,8 +265,8 @@ export class GrepTool extends WorkspaceTool {
     if (!opened.ok) return null;
     try {
       if (opened.size > this.maxFileBytes) return null;
-      const bytes = await opened.handle.readFile();
-      return looksBinary(bytes) ? null : bytes.toString('utf8');
+      const bytes = await readAtMost(opened.handle, this.maxFileBytes);
+      return bytes === null || looksBinary(bytes) ? null : bytes.toString('utf8');
     } catch {
       return null;
     } finally {

@@ -117,6 +117,11 @@ export class GrepLineMatcher {
     return this.closed;
   }
 
+  /** True while the first request waits in the queue for a free slot (no thread yet). */
+  get isWaitingForSlot(): boolean {
+    return this.starting !== null && this.worker === null && this.failure === null && !this.closed;
+  }
+
   /**
    * The 0-based indices of the lines of `text` (split on `\r?\n`) that match, in order, at most
    * `limit` of them. The first request waits for a slot to start the thread. Rejects when the

@@ -6,7 +6,7 @@ import * as path from 'node:path';
 
 import type { Tool } from '../tool';
 import { EditFileTool } from './edit-file-tool';
-import { openRegularFile } from './fs-error-message';
+import { openRegularFile, readAtMost } from './fs-error-message';
 import { GlobTool } from './glob-tool';
 import { GrepTool } from './grep-tool';
 import { ReadFileTool } from './read-file-tool';
@@ -60,6 +60,40 @@ describe('the file tools and a FIFO in the workspace', () => {
     expect(await openRegularFile({ workspace, relativePath: 'pipe-link' }, 'pipe-link', 'read')).toEqual({
       ok: false,
       error: "'pipe-link' changed while it was being opened (a link appeared on its path)",
+    });
+  });
+
+  it('refuses a resolved path with a link where a directory should be, naming the change', async () => {
+    await fs.mkdir(path.join(workspace, 'real'));
+    await fs.writeFile(path.join(workspace, 'real', 'f.txt'), 'x');
+    await fs.symlink(path.join(workspace, 'real'), path.join(workspace, 'dir-link'));
+    expect(await openRegularFile({ workspace, relativePath: 'dir-link/f.txt' }, 'dir-link/f.txt', 'read')).toEqual({
+      ok: false,
+      error: "'dir-link/f.txt' changed while it was being opened (a link appeared on its path)",
+    });
+    // A plain file where a directory should be is reported as such.
+    expect(await openRegularFile({ workspace, relativePath: 'notes.txt/f.txt' }, 'notes.txt/f.txt', 'read')).toEqual({
+      ok: false,
+      error: "a parent of 'notes.txt/f.txt' is not a directory",
+    });
+  });
+
+  it('reads a file only up to a bound, however large it has grown', async () => {
+    await fs.writeFile(path.join(workspace, 'ten.txt'), '0123456789');
+    const opened = await openRegularFile({ workspace, relativePath: 'ten.txt' }, 'ten.txt', 'read');
+    if (!opened.ok) throw new Error(opened.error);
+    try {
+      expect(await readAtMost(opened.handle, 5)).toBeNull();
+      expect((await readAtMost(opened.handle, 10))?.toString()).toBe('0123456789');
+      // Grown since it was opened: read to the bound, not to the size seen at open.
+      await fs.appendFile(path.join(workspace, 'ten.txt'), 'abcdefghij');
+      expect(await readAtMost(opened.handle, 15)).toBeNull();
+      expect((await readAtMost(opened.handle, 20))?.toString()).toBe('0123456789abcdefghij');
+    } finally {
+      await opened.handle.close();
+    }
+    expect(JSON.parse(await new EditFileTool({ maxFileBytes: 15 }).execute(JSON.stringify({ path: 'ten.txt', old_string: 'abc', new_string: 'ABC' }), workspace))).toEqual({
+      error: "'ten.txt' is larger than 15 bytes; edit_file works on smaller files (use shell for this one)",
     });
   });
 

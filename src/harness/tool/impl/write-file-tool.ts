@@ -1,6 +1,3 @@
-import * as fs from 'node:fs/promises';
-import * as path from 'node:path';
-
 import { requireString } from '../tool-arguments';
 import { resolveInWorkspace } from '../workspace-path';
 import { describeFsError, openRegularFile } from './fs-error-message';
