@@ -1,14 +1,5 @@
 import { Gate } from './support/fake-openai-provider';
-import { createSession, startRun, startTestHarness, waitUntil, type TestHarness } from './support/test-harness';
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
+import { createSession, isAlive, startRun, startTestHarness, waitUntil, type TestHarness } from './support/test-harness';
 
 describe("a session's MCP server process over a run", () => {
   let t: TestHarness;

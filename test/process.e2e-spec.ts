@@ -4,7 +4,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { probeNamespaceIsolationSync } from '../src/harness/tool/impl/shell-isolation';
 import { HttpClient } from './support/http-client';
-import { MCP_DEMO_SERVER } from './support/test-harness';
+import { isAlive, MCP_DEMO_SERVER } from './support/test-harness';
 import { withTimeout } from './support/ws-test-client';
 
 const MAIN = path.resolve(__dirname, '../dist/main.js');
@@ -59,15 +59,6 @@ async function waitUntil(condition: () => Promise<boolean>, description: string,
   while (!(await condition())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting until ${description}`);
     await new Promise<void>((resolve) => setTimeout(resolve, 20));
-  }
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
   }
 }
 

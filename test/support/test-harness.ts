@@ -147,3 +147,13 @@ export async function startRun(client: HttpClient, sessionId: number, content: s
   if (answer.status !== 202) throw new Error(`POST /api/sessions/${sessionId}/messages: ${answer.status} ${answer.text}`);
   return answer.body.executionId;
 }
+
+/** Whether a process with this id is still running. */
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -5,6 +5,16 @@ import { RE2JS } from 're2js';
 import { DEFAULT_GREP_WORKER_LIMIT, GrepLineMatcher, liveGrepWorkers, setGrepWorkerLimit, waitingGrepMatchers } from './grep-worker';
 import { WorkerSlots } from './worker-slots';
 
+/** A new matcher gets a slot and answers: nothing before it kept one. */
+async function expectAFreshMatcherWorks(): Promise<void> {
+  const next = new GrepLineMatcher('x', 0);
+  try {
+    expect(await next.matchingLines('x', 1)).toEqual([0]);
+  } finally {
+    await next.close();
+  }
+}
+
 describe('GrepLineMatcher', () => {
   it('answers the indices of the matching lines, split on \\n or \\r\\n, at most `limit` of them', async () => {
     const matcher = new GrepLineMatcher('to+do', RE2JS.CASE_INSENSITIVE);
@@ -190,12 +200,7 @@ describe('GrepLineMatcher sharing the matching threads', () => {
     await busy.close();
     await rejected;
     expect(liveGrepWorkers()).toBe(0);
-    const next = new GrepLineMatcher('x', 0);
-    try {
-      expect(await next.matchingLines('x', 1)).toEqual([0]);
-    } finally {
-      await next.close();
-    }
+    await expectAFreshMatcherWorks();
   });
 
   it('gives the slot back when closed right after it was granted, before starting the thread', async () => {
@@ -205,12 +210,7 @@ describe('GrepLineMatcher sharing the matching threads', () => {
     await matcher.close();
     await rejectedAnswer;
     expect(liveGrepWorkers()).toBe(0);
-    const next = new GrepLineMatcher('x', 0);
-    try {
-      expect(await next.matchingLines('x', 1)).toEqual([0]);
-    } finally {
-      await next.close();
-    }
+    await expectAFreshMatcherWorks();
   });
 
   it('a thread over its heap limit rejects the request with the memory error and frees its slot', async () => {
@@ -222,11 +222,6 @@ describe('GrepLineMatcher sharing the matching threads', () => {
     await expect(matcher.matchingLines('x', 1)).rejects.toThrow(/memory limit/);
     await matcher.close();
     expect(liveGrepWorkers()).toBe(0);
-    const next = new GrepLineMatcher('x', 0);
-    try {
-      expect(await next.matchingLines('x', 1)).toEqual([0]);
-    } finally {
-      await next.close();
-    }
+    await expectAFreshMatcherWorks();
   });
 });
