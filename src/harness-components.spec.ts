@@ -2,26 +2,26 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 
-import { shellHiddenDirs } from './harness-components';
+import { shellHiddenPaths } from './harness-components';
 
 describe('what confined shell commands must not see', () => {
   const scratch = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'harness-hidden-')));
   afterAll(() => fs.rmSync(scratch, { recursive: true, force: true }));
 
   it("hides the workspace root and the database's whole directory", () => {
-    expect(shellHiddenDirs({ workspaceRoot: path.join(scratch, 'workspaces'), dbPath: path.join(scratch, 'db', 'harness.db') })).toEqual([
+    expect(shellHiddenPaths({ workspaceRoot: path.join(scratch, 'workspaces'), dbPath: path.join(scratch, 'db', 'harness.db') })).toEqual([
       path.join(scratch, 'workspaces'),
       path.join(scratch, 'db'),
     ]);
   });
 
   it('hides nothing of an in-memory database', () => {
-    expect(shellHiddenDirs({ workspaceRoot: path.join(scratch, 'workspaces'), dbPath: ':memory:' })).toEqual([path.join(scratch, 'workspaces')]);
+    expect(shellHiddenPaths({ workspaceRoot: path.join(scratch, 'workspaces'), dbPath: ':memory:' })).toEqual([path.join(scratch, 'workspaces')]);
   });
 
   it.each(['/', '/tmp', '/usr', '/etc'])('hides only the database files where the directory is %s, which commands need', (dir) => {
     const dbPath = path.join(dir, 'harness.db');
-    expect(shellHiddenDirs({ workspaceRoot: path.join(scratch, 'workspaces'), dbPath })).toEqual([
+    expect(shellHiddenPaths({ workspaceRoot: path.join(scratch, 'workspaces'), dbPath })).toEqual([
       path.join(scratch, 'workspaces'),
       dbPath,
       `${dbPath}-wal`,

@@ -70,7 +70,7 @@ export function createHarnessComponents(config: HarnessConfig, extensions: Harne
   const messages = new MessageRepository(database);
   const activities = new ActivityRepository(database);
   const backgroundTasks = new BackgroundTaskManager();
-  const shellIsolation = new ShellIsolation({ mode: config.shellIsolation, hiddenDirs: shellHiddenDirs(config) });
+  const shellIsolation = new ShellIsolation({ mode: config.shellIsolation, hiddenPaths: shellHiddenPaths(config) });
   // Probed at start so that a host without namespaces is reported now, not at the first command.
   if (config.cloudShell) void shellIsolation.check();
   if (config.cloudShell && !canOpenBeneath()) {
@@ -172,7 +172,7 @@ function createLlmAdapter(config: HarnessConfig): LlmAdapter {
  * where that directory is one the commands need (`/`, `/usr`, `/etc`, …), the database file and
  * its SQLite companions (`-wal`, `-shm`, `-journal`). Real paths, as the workspaces are.
  */
-export function shellHiddenDirs(config: Pick<HarnessConfig, 'workspaceRoot' | 'dbPath'>): string[] {
+export function shellHiddenPaths(config: Pick<HarnessConfig, 'workspaceRoot' | 'dbPath'>): string[] {
   const real = (target: string) => {
     try {
       return fs.realpathSync(target);

@@ -33,18 +33,14 @@ let procFd: boolean | undefined;
  */
 const O_PATH = process.platform === 'linux' ? 0o10000000 : 0;
 
-function hasProcFd(): boolean {
-  procFd ??= existsSync(PROC_FD);
-  return procFd;
-}
-
 /**
  * Whether workspace files can be opened without following a swapped link (`/proc/self/fd` is
  * there). Without it, a command running in a workspace at the same time could lead the file
  * tools out of it.
  */
 export function canOpenBeneath(): boolean {
-  return hasProcFd();
+  procFd ??= existsSync(PROC_FD);
+  return procFd;
 }
 
 /** The components of a resolved path relative to the workspace root; `[]` for the root itself. */
@@ -62,13 +58,12 @@ function componentsOf(relativePath: string): string[] {
  */
 export async function openDirectoryBeneath(root: string, relativeDir: string, create = false): Promise<FileHandle> {
   const parts = componentsOf(relativeDir);
-  let dir = await fs.open(root, (hasProcFd() ? O_PATH : fsConstants.O_RDONLY) | fsConstants.O_DIRECTORY);
-  if (!hasProcFd()) {
-    await dir.close();
+  if (!canOpenBeneath()) {
     const target = path.join(root, ...parts);
     if (create) await fs.mkdir(target, { recursive: true });
     return fs.open(target, fsConstants.O_RDONLY | fsConstants.O_DIRECTORY | fsConstants.O_NOFOLLOW);
   }
+  let dir = await fs.open(root, O_PATH | fsConstants.O_DIRECTORY);
   try {
     for (const part of parts) {
       const entry = `${PROC_FD}/${dir.fd}/${part}`;
@@ -95,21 +90,21 @@ export async function openDirectoryBeneath(root: string, relativeDir: string, cr
 /**
  * Opens the file `relativePath` of the workspace `root` with `flags` (`O_NOFOLLOW` is added),
  * its directories pinned on the way as `openDirectoryBeneath` does; `createDirectories` makes
- * missing parent directories first. `mode` applies to a file `O_CREAT` makes.
+ * missing parent directories first.
  */
 export async function openFileBeneath(
   root: string,
   relativePath: string,
   flags: number,
-  options: { createDirectories?: boolean; mode?: number } = {},
+  options: { createDirectories?: boolean } = {},
 ): Promise<FileHandle> {
   const parts = componentsOf(relativePath);
   const name = parts.pop();
   if (name === undefined) throw Object.assign(new Error('the workspace itself is not a file'), { code: 'EISDIR' });
   const dir = await openDirectoryBeneath(root, parts.join('/'), options.createDirectories ?? false);
   try {
-    const entry = hasProcFd() ? `${PROC_FD}/${dir.fd}/${name}` : path.join(root, ...parts, name);
-    return await fs.open(entry, flags | fsConstants.O_NOFOLLOW, options.mode ?? 0o666);
+    const entry = canOpenBeneath() ? `${PROC_FD}/${dir.fd}/${name}` : path.join(root, ...parts, name);
+    return await fs.open(entry, flags | fsConstants.O_NOFOLLOW, 0o666);
   } finally {
     await dir.close();
   }
@@ -123,7 +118,7 @@ export async function openFileBeneath(
 export async function listDirectoryBeneath(root: string, relativeDir: string): Promise<Dirent[]> {
   const dir = await openDirectoryBeneath(root, relativeDir);
   try {
-    return await fs.readdir(hasProcFd() ? `${PROC_FD}/${dir.fd}` : path.join(root, ...componentsOf(relativeDir)), { withFileTypes: true });
+    return await fs.readdir(canOpenBeneath() ? `${PROC_FD}/${dir.fd}` : path.join(root, ...componentsOf(relativeDir)), { withFileTypes: true });
   } finally {
     await dir.close();
   }

@@ -5,10 +5,11 @@ import { RE2JS } from 're2js';
 import { optionalBoolean, optionalString, requireString } from '../tool-arguments';
 import { isInside, resolveInWorkspace, toRelative } from '../workspace-path';
 import { looksBinary } from './binary-content';
-import { describeFsError, openRegularFile, readAtMost } from './fs-error-message';
+import { describeFsError } from './fs-error-message';
 import { compileGlob } from './glob-pattern';
 import { GREP_WORKER_MAX_HEAP_MB, GrepLineMatcher } from './grep-worker';
 import { errorResult, jsonResult, messageOf } from './json-result';
+import { openRegularFile, readAtMost } from './regular-file';
 import { DEFAULT_MAX_WALK_ENTRIES, WorkspaceFileWalk } from './workspace-file-walk';
 import { WorkspaceTool } from './workspace-tool';
 
@@ -54,22 +55,22 @@ export interface GrepMatch {
  * or one file; default the workspace root) for lines matching the regular expression `pattern`.
  * Patterns use RE2 syntax (as ripgrep does): the common JavaScript syntax — classes, `\d \w \s \b`,
  * groups, alternation, quantifiers — works; lookaround and backreferences are refused with an
- * error. RE2 (`re2js`) matches in time linear in the line's length whatever the pattern, so no
- * pattern backtracks exponentially the way `(a|a)*b` does in V8; but the cost per byte grows with
- * the compiled pattern, and a contrived pattern can need tens of seconds for a 1 MiB file.
- * Therefore patterns compiling to more than `MAX_PROGRAM_SIZE` instructions are refused, and the
- * matching runs in a worker thread (`GrepLineMatcher`) while the walk and file reads stay on the
- * event loop: the event loop is never blocked by a match, and a search running longer than
- * `timeoutMs` is stopped (the thread is terminated) and answered with an error asking to narrow the
- * pattern, `path` or `glob`. Matching threads are shared out process-wide (`setGrepWorkerLimit`,
- * by default one per core): a call finding them all busy waits its turn, within its `timeoutMs`,
- * and one whose deadline passes while waiting gets the same error without starting a thread. A
- * thread exceeding its heap limit (`maxWorkerHeapMb`) is stopped and the call fails. The pattern
- * is also compiled here first, so an invalid pattern is reported without starting a thread.
- * `glob` filters files: without a `/` it is matched against the
- * file name (so `*.ts` selects TypeScript files at any depth, as in ripgrep), otherwise against the
- * path relative to `path`. Binary files (a NUL byte near the start) and files over `maxFileBytes`
- * are skipped. Result: `{"matches":[{"file","line","text"}],"truncated":bool}`.
+ * error. RE2 (`re2js`) matches in time linear in the line's length, so no pattern backtracks
+ * exponentially the way `(a|a)*b` does in V8; but the cost per byte grows with the compiled
+ * pattern, so:
+ * - patterns compiling to more than `MAX_PROGRAM_SIZE` instructions are refused;
+ * - matching runs in a worker thread (`GrepLineMatcher`), the walk and file reads on the event
+ *   loop, which a match therefore never blocks;
+ * - matching threads are shared out process-wide (`setGrepWorkerLimit`, by default one per core)
+ *   and each has a heap limit (`maxWorkerHeapMb`);
+ * - a search running longer than `timeoutMs`, time spent waiting for a thread included, is
+ *   stopped with an error: asking to narrow the search, or saying the server is busy when it
+ *   never got a thread.
+ * The pattern is compiled here first, so an invalid one is reported without starting a thread.
+ * `glob` filters files: without a `/` it is matched against the file name (so `*.ts` selects
+ * TypeScript files at any depth, as in ripgrep), otherwise against the path relative to `path`.
+ * Binary files (a NUL byte near the start) and files over `maxFileBytes` are skipped. Result:
+ * `{"matches":[{"file","line","text"}],"truncated":bool}`.
  */
 export class GrepTool extends WorkspaceTool {
   private readonly maxMatches: number;

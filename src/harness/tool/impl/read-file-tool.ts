@@ -3,8 +3,9 @@ import * as fs from 'node:fs/promises';
 import { optionalInteger, requireString } from '../tool-arguments';
 import { resolveInWorkspace } from '../workspace-path';
 import { looksBinary } from './binary-content';
-import { describeFsError, openRegularFile } from './fs-error-message';
+import { describeFsError } from './fs-error-message';
 import { errorResult } from './json-result';
+import { openRegularFile } from './regular-file';
 import { WorkspaceTool } from './workspace-tool';
 
 /** Default cap on the bytes `read_file` returns in one call: 1 MiB. */

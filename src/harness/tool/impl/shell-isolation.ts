@@ -116,19 +116,16 @@ export interface ShellIsolationOptions {
    * a directory is covered by an empty tmpfs, with only the session's own workspace bound back;
    * a file by `/dev/null`. Absolute paths; one that does not exist is skipped.
    */
-  hiddenDirs?: readonly string[];
+  hiddenPaths?: readonly string[];
   /**
    * The `unshare` program (default: `unshare` found in an absolute directory of the server's
    * `PATH`, else `/usr/bin/unshare`; never looked up relative to the workspace).
    */
   unshare?: string;
   /**
-   * The user commands run as when the server runs as root (default `DEFAULT_UNPRIVILEGED_USER`);
-   * `null` keeps root's launch of an unprivileged server (a user namespace mapping root to the
-   * server's user), which on a root server confines nothing that matters.
+   * Whether the server runs as root (default: its effective uid is 0). A root server's commands
+   * run as `DEFAULT_UNPRIVILEGED_USER`.
    */
-  unprivilegedUser?: UnprivilegedUser | null;
-  /** Whether the server runs as root (default: its effective uid is 0). */
   runsAsRoot?: boolean;
   /** Receives the one warning line about missing confinement (default: stderr). */
   warn?: (line: string) => void;
@@ -138,7 +135,7 @@ export interface ShellIsolationOptions {
  * Decides how `shell` commands are started.
  *
  * - `namespace`: every command runs through `unshare` in new pid and mount namespaces (inside
- *   a user namespace for a server that is not root; as `unprivilegedUser` for one that is),
+ *   a user namespace for a server that is not root; as `DEFAULT_UNPRIVILEGED_USER` for one that is),
  *   with a fresh `/proc` (the server's and other sessions' processes are invisible), the hidden
  *   directories covered by empty tmpfs mounts and only the session's workspace bound back at
  *   its own path. A command whose confinement cannot be set up is not run.
@@ -149,18 +146,13 @@ export interface ShellIsolationOptions {
 export class ShellIsolation {
   private probe?: Promise<ShellIsolationProbe>;
   private readonly unshare: string;
-  private readonly hiddenDirs: readonly string[];
+  private readonly hiddenPaths: readonly string[];
   private readonly dropTo: UnprivilegedUser | null;
 
   constructor(private readonly options: ShellIsolationOptions) {
     this.unshare = options.unshare ?? findUnshare();
-    this.hiddenDirs = options.hiddenDirs ?? [];
-    const root = options.runsAsRoot ?? process.geteuid?.() === 0;
-    this.dropTo = root ? (options.unprivilegedUser === undefined ? DEFAULT_UNPRIVILEGED_USER : options.unprivilegedUser) : null;
-  }
-
-  get mode(): ShellIsolationMode {
-    return this.options.mode;
+    this.hiddenPaths = options.hiddenPaths ?? [];
+    this.dropTo = dropToFor(options.runsAsRoot ?? serverRunsAsRoot());
   }
 
   /**
@@ -176,7 +168,7 @@ export class ShellIsolation {
   async launchFor(command: string, workspace: string): Promise<ShellLaunch> {
     if (this.options.mode === 'none') return unconfinedLaunch(command);
     if (this.options.mode === 'auto' && !(await this.probed()).ok) return unconfinedLaunch(command);
-    return namespaceLaunch(this.unshare, this.dropTo, command, workspace, this.hiddenDirs);
+    return namespaceLaunch(this.unshare, this.dropTo, command, workspace, this.hiddenPaths);
   }
 
   /** The error of a confined launch that did not report `ready`; `stderr` is what it wrote. */
@@ -185,7 +177,7 @@ export class ShellIsolation {
   }
 
   private probed(): Promise<ShellIsolationProbe> {
-    this.probe ??= probeNamespaceIsolation(this.unshare, this.dropTo, this.hiddenDirs).then((probe) => {
+    this.probe ??= probeNamespaceIsolation(this.unshare, this.dropTo, this.hiddenPaths).then((probe) => {
       if (!probe.ok) this.warn(probe.error);
       return probe;
     });
@@ -201,12 +193,18 @@ export class ShellIsolation {
   }
 }
 
+function serverRunsAsRoot(): boolean {
+  return process.geteuid?.() === 0;
+}
+
+/** Whom a command drops to: nobody on a root server; `null` (a user namespace does it) otherwise. */
+function dropToFor(runsAsRoot: boolean): UnprivilegedUser | null {
+  return runsAsRoot ? DEFAULT_UNPRIVILEGED_USER : null;
+}
+
 /** The probe run synchronously, without the hidden directories of a server: lets tests choose at load time what to run. */
-export function probeNamespaceIsolationSync(
-  unshare = findUnshare(),
-  dropTo: UnprivilegedUser | null = process.geteuid?.() === 0 ? DEFAULT_UNPRIVILEGED_USER : null,
-): ShellIsolationProbe {
-  const setup = probeSetup(unshare, dropTo, []);
+export function probeNamespaceIsolationSync(unshare = findUnshare(), runsAsRoot = serverRunsAsRoot()): ShellIsolationProbe {
+  const setup = probeSetup(unshare, dropToFor(runsAsRoot), []);
   try {
     const result = spawnSync(setup.launch.file, setup.launch.args, {
       cwd: setup.workspace,
@@ -227,10 +225,10 @@ export function probeNamespaceIsolationSync(
  * with the configured hidden directories; it passes when the command runs, sees a fresh pid
  * namespace and the workspace's own file, and cannot see the marker.
  */
-function probeNamespaceIsolation(unshare: string, dropTo: UnprivilegedUser | null, hiddenDirs: readonly string[]): Promise<ShellIsolationProbe> {
+function probeNamespaceIsolation(unshare: string, dropTo: UnprivilegedUser | null, hiddenPaths: readonly string[]): Promise<ShellIsolationProbe> {
   let setup: ReturnType<typeof probeSetup>;
   try {
-    setup = probeSetup(unshare, dropTo, hiddenDirs);
+    setup = probeSetup(unshare, dropTo, hiddenPaths);
   } catch (error) {
     return Promise.resolve({ ok: false, error: `could not prepare the probe: ${messageOf(error)}` });
   }
@@ -264,7 +262,7 @@ function probeNamespaceIsolation(unshare: string, dropTo: UnprivilegedUser | nul
   }).finally(() => setup.cleanup());
 }
 
-function probeSetup(unshare: string, dropTo: UnprivilegedUser | null, hiddenDirs: readonly string[]) {
+function probeSetup(unshare: string, dropTo: UnprivilegedUser | null, hiddenPaths: readonly string[]) {
   const scratch = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'harness-shell-probe-')));
   const workspace = path.join(scratch, 'workspace');
   fs.mkdirSync(workspace);
@@ -276,7 +274,7 @@ function probeSetup(unshare: string, dropTo: UnprivilegedUser | null, hiddenDirs
     // Root inside the user namespace of an unprivileged server; the dropped-to user on a root server.
     expectedUid: dropTo === null ? 0 : dropTo.uid,
     env: { PATH: process.env.PATH || DEFAULT_SHELL_PATH },
-    launch: namespaceLaunch(unshare, dropTo, command, workspace, [scratch, ...hiddenDirs]),
+    launch: namespaceLaunch(unshare, dropTo, command, workspace, [scratch, ...hiddenPaths]),
     cleanup: () => fs.rmSync(scratch, { recursive: true, force: true }),
   };
 }
@@ -295,7 +293,7 @@ function namespaceLaunch(
   dropTo: UnprivilegedUser | null,
   command: string,
   workspace: string,
-  hiddenDirs: readonly string[],
+  hiddenPaths: readonly string[],
 ): ShellLaunch {
   // A root server needs no user namespace to make the others, and must not have one that maps
   // root to root: the prelude drops to `dropTo` instead.
@@ -317,7 +315,7 @@ function namespaceLaunch(
       workspace,
       command,
       dropTo === null ? '' : `${dropTo.uid}:${dropTo.gid}`,
-      ...hiddenDirs,
+      ...hiddenPaths,
     ],
     confined: true,
   };

@@ -6,7 +6,7 @@ import * as path from 'node:path';
 
 import { BackgroundTaskManager, type BackgroundTaskResult } from '../../core/background-task-manager';
 import { DEFAULT_SHELL_PATH, shellEnvironment } from './shell-environment';
-import { DEFAULT_UNPRIVILEGED_USER, probeNamespaceIsolationSync, ShellIsolation, type ShellIsolationOptions } from './shell-isolation';
+import { probeNamespaceIsolationSync, ShellIsolation, type ShellIsolationOptions } from './shell-isolation';
 import { SHELL_DISABLED_ERROR, ShellTool, type ShellToolOptions } from './shell-tool';
 
 const SESSION = 5;
@@ -253,7 +253,7 @@ if (asRoot) variants.push(['as nobody (server is root)', { runsAsRoot: true }]);
 describe.each(variants)('ShellTool with namespace isolation, %s', (_, variant) => {
   // Chosen once, when the file loads: the confinement tests need a host where unshare can create
   // these namespaces (for a server that is not root: unprivileged user namespaces, no seccomp filter).
-  const namespaces = probeNamespaceIsolationSync(undefined, variant.runsAsRoot ? DEFAULT_UNPRIVILEGED_USER : null);
+  const namespaces = probeNamespaceIsolationSync(undefined, variant.runsAsRoot);
   const requireNamespaces = process.env.HARNESS_TEST_REQUIRE_NAMESPACES === '1';
   const whereNamespacesWork = namespaces.ok || requireNamespaces ? it : it.skip;
   if (!namespaces.ok && !requireNamespaces) {
@@ -287,7 +287,7 @@ describe.each(variants)('ShellTool with namespace isolation, %s', (_, variant) =
   });
 
   const isolation = (mode: 'namespace' | 'auto' = 'namespace', options: { unshare?: string; warn?: (line: string) => void } = {}) =>
-    new ShellIsolation({ mode, hiddenDirs: [root, dbDir], ...variant, ...options });
+    new ShellIsolation({ mode, hiddenPaths: [root, dbDir], ...variant, ...options });
   const confined = (options: Partial<ShellToolOptions> = {}) => new ShellTool({ enabled: true, isolation: isolation(), ...options });
   const run = async (args: Record<string, unknown>, tool = confined(), dir = workspace) =>
     JSON.parse(await tool.execute(JSON.stringify(args), SESSION, USER, dir)) as Record<string, unknown>;
@@ -315,7 +315,7 @@ describe.each(variants)('ShellTool with namespace isolation, %s', (_, variant) =
       'child.stdout.pipe(process.stdout);',
     ].join('\n');
     const throughServer = async (mode: 'namespace' | 'none') => {
-      const launch = await new ShellIsolation({ mode, hiddenDirs: [root, dbDir], ...variant }).launchFor(command, workspace);
+      const launch = await new ShellIsolation({ mode, hiddenPaths: [root, dbDir], ...variant }).launchFor(command, workspace);
       const server = spawnSync(process.execPath, ['-e', starter, JSON.stringify([launch.file, launch.args, workspace])], {
         env: { PATH: process.env.PATH, HARNESS_TEST_MARKER: marker },
         encoding: 'utf8',
@@ -336,7 +336,7 @@ describe.each(variants)('ShellTool with namespace isolation, %s', (_, variant) =
   whereNamespacesWork('hides a database directory that holds the workspace root (the default layout), keeping the workspace', async () => {
     // HARNESS_DB=./data/harness.db with HARNESS_WORKSPACE_ROOT=./data/workspaces
     await fs.writeFile(path.join(scratch, 'harness.db'), 'every message\n');
-    const tool = confined({ isolation: new ShellIsolation({ mode: 'namespace', hiddenDirs: [root, scratch], ...variant }) });
+    const tool = confined({ isolation: new ShellIsolation({ mode: 'namespace', hiddenPaths: [root, scratch], ...variant }) });
     const result = await run({ command: `cat mine.txt; ls -A ${scratch} ${root}` }, tool);
     expect(result).toEqual({ exit_code: 0, stdout: `mine\n${scratch}:\nworkspaces\n\n${root}:\nuser-${USER}\n`, stderr: '' });
   });
@@ -344,7 +344,7 @@ describe.each(variants)('ShellTool with namespace isolation, %s', (_, variant) =
   whereNamespacesWork('hides a single file (a database kept in a directory commands need) behind /dev/null', async () => {
     const dbFile = path.join(scratch, 'loose.db');
     await fs.writeFile(dbFile, 'every message\n');
-    const tool = confined({ isolation: new ShellIsolation({ mode: 'namespace', hiddenDirs: [root, dbFile, `${dbFile}-wal`], ...variant }) });
+    const tool = confined({ isolation: new ShellIsolation({ mode: 'namespace', hiddenPaths: [root, dbFile, `${dbFile}-wal`], ...variant }) });
     const result = await run({ command: `cat ${dbFile}; echo "[$?]"; echo overwrite > ${dbFile}; cat mine.txt` }, tool);
     expect(result).toEqual({ exit_code: 0, stdout: '[0]\nmine\n', stderr: '' });
     expect(await fs.readFile(dbFile, 'utf8')).toBe('every message\n');

@@ -6,10 +6,10 @@ import * as path from 'node:path';
 
 import type { Tool } from '../tool';
 import { EditFileTool } from './edit-file-tool';
-import { openRegularFile, readAtMost } from './fs-error-message';
 import { GlobTool } from './glob-tool';
 import { GrepTool } from './grep-tool';
 import { ReadFileTool } from './read-file-tool';
+import { openRegularFile, readAtMost } from './regular-file';
 import { WriteFileTool } from './write-file-tool';
 
 // Opening a FIFO blocks until its other end is opened: a tool that read or wrote one would hang

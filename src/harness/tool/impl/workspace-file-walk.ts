@@ -13,8 +13,9 @@ export const DEFAULT_MAX_WALK_ENTRIES = 100_000;
 
 /**
  * A depth-first walk over the regular files below a directory of the workspace, in name order.
- * Each directory is opened from the workspace root without following links, so a directory
- * swapped for a link while the walk runs is not listed. Symlinks are never followed into directories; a symlink to a regular file is yielded only when
+ * Each directory is opened from the workspace root without following links
+ * (`listDirectoryBeneath`), so a directory swapped for a link while the walk runs is not listed.
+ * Symlinks are never followed into directories; a symlink to a regular file is yielded only when
  * its target is inside the workspace. `node_modules` and `.git` are skipped, unreadable
  * directories are passed over, and the walk stops after `maxEntries` entries
  * (`limitReached` then tells the caller its answer is partial).
@@ -36,7 +37,7 @@ export class WorkspaceFileWalk {
       const current = pending.pop() as string;
       let entries: Dirent[];
       try {
-        entries = await listPinned(this.workspaceRoot, current);
+        entries = await listDirectoryBeneath(this.workspaceRoot, toRelative(this.workspaceRoot, current));
       } catch {
         continue;
       }
@@ -68,13 +69,4 @@ export class WorkspaceFileWalk {
       return false;
     }
   }
-}
-
-/**
- * The entries of `directory` (an absolute path below `root`), read from the directory reached
- * without following links (`listDirectoryBeneath`): one swapped for a link to somewhere else
- * since the walk saw it is not listed.
- */
-function listPinned(root: string, directory: string): Promise<Dirent[]> {
-  return listDirectoryBeneath(root, toRelative(root, directory));
 }

@@ -1,7 +1,8 @@
 import { requireString } from '../tool-arguments';
 import { resolveInWorkspace } from '../workspace-path';
-import { describeFsError, openRegularFile } from './fs-error-message';
+import { describeFsError } from './fs-error-message';
 import { errorResult, jsonResult } from './json-result';
+import { openRegularFile } from './regular-file';
 import { WorkspaceTool } from './workspace-tool';
 
 /**

@@ -1,0 +1,84 @@
+import { constants as fsConstants } from 'node:fs';
+import type { FileHandle } from 'node:fs/promises';
+
+import { openFileBeneath } from '../workspace-open';
+import { describeFsError } from './fs-error-message';
+
+/** How `openRegularFile` opens: to read, to replace an existing file's content, or to create or replace one. */
+export type RegularFileAccess = 'read' | 'overwrite' | 'create';
+
+/** Without `O_TRUNC`: a file is emptied only once it is known to be the regular file it should be. */
+const OPEN_FLAGS: Record<RegularFileAccess, number> = {
+  read: fsConstants.O_RDONLY,
+  overwrite: fsConstants.O_WRONLY,
+  create: fsConstants.O_WRONLY | fsConstants.O_CREAT,
+};
+
+/** A file of the workspace as `resolveInWorkspace` resolved it. */
+export interface ResolvedWorkspaceFile {
+  /** The workspace's real path. */
+  workspace: string;
+  /** The file's resolved path relative to it. */
+  relativePath: string;
+}
+
+/**
+ * Opens a workspace file only if it is a regular file, or answers the error to give the model.
+ *
+ * - The file is reached through `openFileBeneath`: every directory on the way is opened without
+ *   following links, so a directory swapped for a link since `resolveInWorkspace` checked the
+ *   path makes the open fail instead of leading out of the workspace.
+ * - Reading or writing a FIFO or a device would block the call until some other process opened
+ *   its other end, so the file is opened with `O_NONBLOCK` (which changes nothing for a regular
+ *   file) and then checked on the open handle itself. A FIFO without a reader refuses a
+ *   non-blocking write open (`ENXIO`); that is answered as not a regular file too.
+ * - Writing opens without `O_TRUNC` and empties the file after that check.
+ * - `create` makes missing parent directories, inside the pinned parents.
+ */
+export async function openRegularFile(
+  file: ResolvedWorkspaceFile,
+  shown: string,
+  access: RegularFileAccess,
+): Promise<{ ok: true; handle: FileHandle; size: number } | { ok: false; error: string }> {
+  let handle: FileHandle;
+  try {
+    handle = await openFileBeneath(file.workspace, file.relativePath, OPEN_FLAGS[access] | fsConstants.O_NONBLOCK, {
+      createDirectories: access === 'create',
+    });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException | null)?.code;
+    if (code === 'ENXIO') return { ok: false, error: `'${shown}' is not a regular file` };
+    if (code === 'ELOOP') return { ok: false, error: `'${shown}' changed while it was being opened (a link appeared on its path)` };
+    return { ok: false, error: describeFsError(error, shown) };
+  }
+  try {
+    const stat = await handle.stat();
+    if (!stat.isFile()) {
+      await handle.close();
+      return { ok: false, error: stat.isDirectory() ? `'${shown}' is a directory` : `'${shown}' is not a regular file` };
+    }
+    if (access !== 'read') await handle.truncate(0);
+    return { ok: true, handle, size: access === 'read' ? stat.size : 0 };
+  } catch (error) {
+    await handle.close().catch(() => undefined);
+    return { ok: false, error: describeFsError(error, shown) };
+  }
+}
+
+/**
+ * The whole content of an open file if it has at most `maxBytes`, else `null`. Reads with its own
+ * bound rather than trusting the size seen at open: a file that grows meanwhile (a command
+ * appending to it) is not read past `maxBytes + 1` bytes.
+ */
+export async function readAtMost(handle: FileHandle, maxBytes: number): Promise<Buffer | null> {
+  const buffer = Buffer.alloc(Math.min(maxBytes + 1, 64 * 1024));
+  const chunks: Buffer[] = [];
+  let total = 0;
+  for (;;) {
+    const { bytesRead } = await handle.read(buffer, 0, Math.min(buffer.length, maxBytes + 1 - total), total);
+    if (bytesRead === 0) return Buffer.concat(chunks, total);
+    chunks.push(Buffer.from(buffer.subarray(0, bytesRead)));
+    total += bytesRead;
+    if (total > maxBytes) return null;
+  }
+}
