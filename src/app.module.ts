@@ -1,4 +1,4 @@
-import { Logger, Module, type DynamicModule, type OnApplicationShutdown } from '@nestjs/common';
+import { Logger, Module, type BeforeApplicationShutdown, type DynamicModule, type OnApplicationShutdown } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD, Reflector } from '@nestjs/core';
 import { createHarnessComponents, type HarnessComponents, type HarnessExtensions } from './harness-components';
 import type { HarnessConfig } from './config/harness-config';
@@ -18,13 +18,32 @@ import { StreamingWsRegistry } from './session/ws/streaming-ws-registry';
 
 const COMPONENTS = Symbol('HarnessComponents');
 
-/** Closes what the process opened, in order: runs first, then MCP servers, then the database. */
-class HarnessShutdown implements OnApplicationShutdown {
+/** WebSocket close code for a server that is going away (RFC 6455). */
+const WS_GOING_AWAY = 1001;
+/** How long shutdown waits for runs to end, and then for sockets to flush, before moving on. */
+const RUNS_GRACE_MS = 5000;
+const SOCKETS_GRACE_MS = 2000;
+
+/**
+ * Closes what the process opened, in order. Before Nest closes the HTTP and WebSocket servers:
+ * runs are stopped, each ending with a final `error` event naming the shutdown, and every
+ * connection is closed with 1001 once that event has left. After: MCP servers, then the database.
+ */
+class HarnessShutdown implements BeforeApplicationShutdown, OnApplicationShutdown {
   private readonly logger = new Logger('Shutdown');
   constructor(private readonly components: HarnessComponents) {}
 
+  async beforeApplicationShutdown(): Promise<void> {
+    const ended = await this.components.runs
+      .shutdown('the server is shutting down', RUNS_GRACE_MS)
+      .catch((error: unknown) => this.logger.warn(`runs: ${String(error)}`));
+    if (ended === false) this.logger.warn(`some runs had not ended ${RUNS_GRACE_MS} ms after they were stopped`);
+    await this.components.wsRegistry
+      .closeAll(WS_GOING_AWAY, 'server shutting down', SOCKETS_GRACE_MS)
+      .catch((error: unknown) => this.logger.warn(`WebSocket connections: ${String(error)}`));
+  }
+
   async onApplicationShutdown(): Promise<void> {
-    await this.components.runs.shutdown().catch((error: unknown) => this.logger.warn(`runs: ${String(error)}`));
     await this.components.mcp?.closeAll().catch((error: unknown) => this.logger.warn(`MCP: ${String(error)}`));
     this.components.database.close();
   }

@@ -29,8 +29,10 @@ import { TokenAuthenticator } from './session/auth/token-authenticator';
 import { ActivityRepository } from './session/persistence/activity-repository';
 import { HarnessDatabase } from './session/persistence/harness-database';
 import { MessageRepository } from './session/persistence/message-repository';
+import { RunRepository } from './session/persistence/run-repository';
 import { SessionRepository } from './session/persistence/session-repository';
 import { SqliteTaskStore } from './session/persistence/sqlite-task-store';
+import { RunRecovery } from './session/run/run-recovery';
 import { RunService } from './session/run/run.service';
 import { SessionToolProvider } from './session/run/session-tool-provider';
 import { SessionService } from './session/session-service';
@@ -69,6 +71,15 @@ export function createHarnessComponents(config: HarnessConfig, extensions: Harne
   const sessionRepository = new SessionRepository(database);
   const messages = new MessageRepository(database);
   const activities = new ActivityRepository(database);
+  const runRepository = new RunRepository(database);
+  // Before anything can start a run: close the runs a previous process left unfinished, so their
+  // sessions take messages again and their conversations answer every tool call.
+  for (const recovered of new RunRecovery({ database, runs: runRepository, messages, activities }).recoverAll()) {
+    process.stderr.write(
+      `recovered run ${recovered.executionId} of session ${recovered.sessionId}, interrupted by a stop: ` +
+        `${recovered.unansweredCalls.length} unfinished tool call(s) closed with an error\n`,
+    );
+  }
   const backgroundTasks = new BackgroundTaskManager();
   const shellIsolation = new ShellIsolation({ mode: config.shellIsolation, hiddenPaths: shellHiddenPaths(config) });
   // Probed at start so that a host without namespaces is reported now, not at the first command.
@@ -97,6 +108,9 @@ export function createHarnessComponents(config: HarnessConfig, extensions: Harne
     baseUrl: config.llm.baseUrl,
     apiKey: config.llm.apiKey,
     model: config.llm.model,
+    headersTimeoutMs: config.llm.headersTimeoutMs,
+    idleTimeoutMs: config.llm.idleTimeoutMs,
+    maxAnswerChars: config.llm.maxAnswerChars,
   };
   const localSessions = new LocalToolSessionRegistry();
   const askUserQuestions = new AskUserQuestionsRegistry();
@@ -119,12 +133,14 @@ export function createHarnessComponents(config: HarnessConfig, extensions: Harne
     builtinToolNames: () => registry.names(),
     mcpServers,
   });
-  const wsRegistry = new StreamingWsRegistry();
+  const wsRegistry = new StreamingWsRegistry({ sendBufferLimitBytes: config.wsSendBufferBytes });
   const runs = new RunService({
     agentLoop: new AgentLoop({ llm, dispatcher, registry, backgroundTasks }),
     sessions,
     messages,
     activities,
+    runs: runRepository,
+    database,
     wsRegistry,
     localSessions,
     askUserQuestions,

@@ -55,15 +55,27 @@ async function main(): Promise<void> {
 }
 
 /**
- * SIGTERM and SIGINT close the server (runs, MCP server processes, database) and exit with 0.
- * Nest's own shutdown hooks would re-raise the signal after closing, so the process would die
- * of it (exit status 143) instead of exiting cleanly. A second signal exits at once.
+ * How long a graceful stop may take in all before the process exits anyway: runs get 5 s to end,
+ * sockets 2 s to flush, then MCP servers and the database close. A tool that ignores cancellation
+ * or a peer that never reads must not keep a deploy waiting.
+ */
+const SHUTDOWN_DEADLINE_MS = 10_000;
+
+/**
+ * SIGTERM and SIGINT close the server (runs, WebSocket clients, MCP server processes, database)
+ * and exit with 0. Nest's own shutdown hooks would re-raise the signal after closing, so the
+ * process would die of it (exit status 143) instead of exiting cleanly. A second signal exits at
+ * once.
  */
 function closeOnSignals(harness: RunningHarness): void {
   let closing = false;
   const onSignal = (): void => {
     if (closing) process.exit(1);
     closing = true;
+    setTimeout(() => {
+      console.error(`shutdown took longer than ${SHUTDOWN_DEADLINE_MS} ms; exiting without waiting further`);
+      process.exit(0);
+    }, SHUTDOWN_DEADLINE_MS).unref();
     harness.close().then(
       () => process.exit(0),
       (error: unknown) => {

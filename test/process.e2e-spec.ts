@@ -1,66 +1,11 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { probeNamespaceIsolationSync } from '../src/harness/tool/impl/shell-isolation';
 import { HttpClient } from './support/http-client';
 import { isAlive, MCP_DEMO_SERVER } from './support/test-harness';
+import { READY, spawnServer, waitUntil, waitUntilListening, type ServerProcess } from './support/server-process';
 import { withTimeout } from './support/ws-test-client';
-
-const MAIN = path.resolve(__dirname, '../dist/main.js');
-const READY = /^harness listening on (http:\/\/[^\s:]+:(\d+))$/m;
-
-/** `node dist/main.js` as a child process, with everything it printed so far. */
-interface ServerProcess {
-  child: ChildProcess;
-  stdout: () => string;
-  stderr: () => string;
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-}
-
-function spawnServer(env: Record<string, string>): ServerProcess {
-  // Only what the server needs: no HARNESS_* or LLM_* variables leak in from the test's environment.
-  const child = spawn(process.execPath, [MAIN], {
-    env: { PATH: process.env.PATH ?? '', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-  child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.once('exit', (code, signal) => resolve({ code, signal })),
-  );
-  return { child, stdout: () => stdout, stderr: () => stderr, exited };
-}
-
-/** Resolves with the URL from the ready line; fails if the process exits or stays silent. */
-async function waitUntilListening(server: ServerProcess, timeoutMs = 10_000): Promise<string> {
-  const ready = new Promise<string>((resolve, reject) => {
-    const check = () => {
-      const match = READY.exec(server.stdout());
-      if (match) {
-        server.child.stdout?.off('data', check);
-        resolve(match[1]);
-      }
-    };
-    server.child.stdout?.on('data', check);
-    void server.exited.then(({ code, signal }) =>
-      reject(new Error(`server exited (code ${code}, signal ${signal}) before listening:\n${server.stdout()}\n${server.stderr()}`)),
-    );
-    check();
-  });
-  return withTimeout(ready, timeoutMs, `no ready line; stdout so far:\n${server.stdout()}`);
-}
-
-/** Polls an async condition (for state another process owns, which sends no event). */
-async function waitUntil(condition: () => Promise<boolean>, description: string, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting until ${description}`);
-    await new Promise<void>((resolve) => setTimeout(resolve, 20));
-  }
-}
 
 describe('the server process', () => {
   let scratch: string;

@@ -1,4 +1,5 @@
 import { createLlmModelConfigFromEnv } from '../harness/llm/llm-adapter-facade';
+import { DEFAULT_LLM_LIMITS } from '../harness/llm/llm-http';
 import { ConfigError, loadHarnessConfig } from './harness-config';
 
 const TOKENS = { HARNESS_TOKENS: 'tok=1' };
@@ -22,8 +23,46 @@ describe('loadHarnessConfig', () => {
     it('read the same as the facade reads them, so the server routes what it was configured with', () => {
       const env = { ...TOKENS, LLM_PROTOCOL: ' Responses ', LLM_BASE_URL: 'http://x/v1', LLM_API_KEY: 'k', LLM_SCRIPT: ' ' };
       const { llm } = loadHarnessConfig(env);
-      expect(llm).toEqual({ ...createLlmModelConfigFromEnv(env), script: null });
-      expect(llm).toEqual({ protocol: 'responses', baseUrl: 'http://x/v1', apiKey: 'k', model: 'gpt-4o-mini', script: null });
+      expect(llm).toEqual({ ...createLlmModelConfigFromEnv(env), script: null, ...DEFAULT_LLM_LIMITS });
+      expect(llm).toEqual({
+        protocol: 'responses',
+        baseUrl: 'http://x/v1',
+        apiKey: 'k',
+        model: 'gpt-4o-mini',
+        script: null,
+        headersTimeoutMs: 60_000,
+        idleTimeoutMs: 120_000,
+        maxAnswerChars: 1_000_000,
+      });
+    });
+  });
+
+  describe('the limits on a model call', () => {
+    it('default to a minute for headers, two minutes of silence and a million characters', () => {
+      expect(loadHarnessConfig({ ...TOKENS, LLM_HEADERS_TIMEOUT_MS: ' ', LLM_IDLE_TIMEOUT_MS: '' }).llm).toMatchObject({
+        headersTimeoutMs: 60_000,
+        idleTimeoutMs: 120_000,
+        maxAnswerChars: 1_000_000,
+      });
+    });
+
+    it('are read from LLM_HEADERS_TIMEOUT_MS, LLM_IDLE_TIMEOUT_MS and LLM_MAX_ANSWER_CHARS', () => {
+      const env = { ...TOKENS, LLM_HEADERS_TIMEOUT_MS: '300', LLM_IDLE_TIMEOUT_MS: ' 2147483647 ', LLM_MAX_ANSWER_CHARS: '1' };
+      expect(loadHarnessConfig(env).llm).toMatchObject({ headersTimeoutMs: 300, idleTimeoutMs: 2_147_483_647, maxAnswerChars: 1 });
+    });
+
+    it.each([
+      ['LLM_HEADERS_TIMEOUT_MS', '0', "expected a whole number of milliseconds (1 to 2147483647), got '0'"],
+      ['LLM_HEADERS_TIMEOUT_MS', '5s', "expected a whole number of milliseconds (1 to 2147483647), got '5s'"],
+      ['LLM_IDLE_TIMEOUT_MS', '-1', "expected a whole number of milliseconds (1 to 2147483647), got '-1'"],
+      ['LLM_IDLE_TIMEOUT_MS', '2147483648', "expected a whole number of milliseconds (1 to 2147483647), got '2147483648'"],
+      ['LLM_MAX_ANSWER_CHARS', '0', "expected a whole number of characters (1 or more), got '0'"],
+      ['LLM_MAX_ANSWER_CHARS', '1e6', "expected a whole number of characters (1 or more), got '1e6'"],
+      ['LLM_MAX_ANSWER_CHARS', '99999999999999999999', "expected a whole number of characters (1 or more), got '99999999999999999999'"],
+    ])('refuses %s=%j, naming the variable', (variable, value, message) => {
+      const load = () => loadHarnessConfig({ ...TOKENS, [variable]: value });
+      expect(load).toThrow(ConfigError);
+      expect(load).toThrow(`${variable}: ${message}`);
     });
   });
 

@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import * as path from 'node:path';
 import { createLlmModelConfigFromEnv, type LlmProtocol } from '../harness/llm/llm-adapter-facade';
+import { DEFAULT_LLM_LIMITS } from '../harness/llm/llm-http';
+import { DEFAULT_SEND_BUFFER_LIMIT_BYTES } from '../session/ws/streaming-ws-registry';
 import { SHELL_ISOLATION_MODES, type ShellIsolationMode } from '../harness/tool/impl/shell-isolation';
 
 /** Everything the server reads from its environment (interface.md, "Process and configuration"). */
@@ -16,6 +18,8 @@ export interface HarnessConfig {
   mcpConfigPath: string | null;
   /** `HARNESS_MCP_IDLE_TIMEOUT_MS`: a session's MCP clients close after this long unused (0: never). */
   mcpIdleTimeoutMs: number;
+  /** `HARNESS_WS_SEND_BUFFER_BYTES`: most bytes held unsent for one WebSocket connection. */
+  wsSendBufferBytes: number;
   cloudShell: boolean;
   /** `HARNESS_SHELL_ENV`: names of server variables copied into `shell` commands' environment. */
   shellEnv: string[];
@@ -30,6 +34,12 @@ export interface HarnessConfig {
     model: string;
     /** LLM_SCRIPT as given: a path to a JSON file, inline JSON, or null for the bundled scenario. */
     script: string | null;
+    /** `LLM_HEADERS_TIMEOUT_MS`: longest wait for a provider's response headers, per attempt. */
+    headersTimeoutMs: number;
+    /** `LLM_IDLE_TIMEOUT_MS`: longest silence in a provider's response body. */
+    idleTimeoutMs: number;
+    /** `LLM_MAX_ANSWER_CHARS`: most characters one streamed answer may carry. */
+    maxAnswerChars: number;
   };
 }
 
@@ -56,6 +66,7 @@ export function loadHarnessConfig(env: NodeJS.ProcessEnv = process.env): Harness
     generatedToken,
     mcpConfigPath: nonEmpty(env.HARNESS_MCP_CONFIG),
     mcpIdleTimeoutMs: readMilliseconds('HARNESS_MCP_IDLE_TIMEOUT_MS', env.HARNESS_MCP_IDLE_TIMEOUT_MS, 600_000),
+    wsSendBufferBytes: readWholeNumber('HARNESS_WS_SEND_BUFFER_BYTES', env.HARNESS_WS_SEND_BUFFER_BYTES, DEFAULT_SEND_BUFFER_LIMIT_BYTES, 'bytes', 1),
     cloudShell: readSwitch('HARNESS_CLOUD_SHELL', env.HARNESS_CLOUD_SHELL),
     shellEnv: readShellEnv(env.HARNESS_SHELL_ENV),
     shellIsolation: readShellIsolation(env.HARNESS_SHELL_ISOLATION),
@@ -66,6 +77,10 @@ export function loadHarnessConfig(env: NodeJS.ProcessEnv = process.env): Harness
       apiKey: llm.apiKey,
       model: llm.model,
       script: nonEmpty(env.LLM_SCRIPT),
+      // No run may wait on a provider forever, nor take an answer without end: 0 is refused.
+      headersTimeoutMs: readTimerMilliseconds('LLM_HEADERS_TIMEOUT_MS', env.LLM_HEADERS_TIMEOUT_MS, DEFAULT_LLM_LIMITS.headersTimeoutMs),
+      idleTimeoutMs: readTimerMilliseconds('LLM_IDLE_TIMEOUT_MS', env.LLM_IDLE_TIMEOUT_MS, DEFAULT_LLM_LIMITS.idleTimeoutMs),
+      maxAnswerChars: readWholeNumber('LLM_MAX_ANSWER_CHARS', env.LLM_MAX_ANSWER_CHARS, DEFAULT_LLM_LIMITS.maxAnswerChars, 'characters', 1),
     },
   };
 }
@@ -86,13 +101,33 @@ function readPort(value: string | undefined): number {
 }
 
 function readMilliseconds(variable: string, value: string | undefined, fallback: number): number {
+  return readWholeNumber(variable, value, fallback, 'milliseconds', 0);
+}
+
+/** The longest delay `setTimeout` keeps; a longer one would fire at once. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** Milliseconds for a timer that must fire: 1 or more, and within what `setTimeout` can wait. */
+function readTimerMilliseconds(variable: string, value: string | undefined, fallback: number): number {
+  return readWholeNumber(variable, value, fallback, 'milliseconds', 1, MAX_TIMER_MS);
+}
+
+function readWholeNumber(
+  variable: string,
+  value: string | undefined,
+  fallback: number,
+  unit: string,
+  min: number,
+  max = Number.MAX_SAFE_INTEGER,
+): number {
   const text = nonEmpty(value);
   if (text === null) return fallback;
-  const ms = Number(text);
-  if (!/^\d+$/.test(text) || !Number.isSafeInteger(ms)) {
-    throw new ConfigError(variable, `expected a whole number of milliseconds (0 or more), got '${text}'`);
+  const count = Number(text);
+  if (!/^\d+$/.test(text) || count < min || count > max) {
+    const range = max === Number.MAX_SAFE_INTEGER ? `${min} or more` : `${min} to ${max}`;
+    throw new ConfigError(variable, `expected a whole number of ${unit} (${range}), got '${text}'`);
   }
-  return ms;
+  return count;
 }
 
 function readPath(value: string | undefined, fallback: string): string {

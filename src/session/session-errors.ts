@@ -27,3 +27,11 @@ export class RunAlreadyActiveError extends Error {
     super(`Session ${sessionId} already has an active run (${executionId})`);
   }
 }
+
+/** The server is shutting down and starts no new run. */
+export class ServerStoppingError extends Error {
+  override readonly name = 'ServerStoppingError';
+  constructor(readonly reason: string) {
+    super(`The server is not starting new runs: ${reason}`);
+  }
+}

@@ -1,5 +1,6 @@
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { openAiConversationProblem } from './openai-conversation-rules';
 
 /** One tool call the fake model makes in a round. */
 export interface ScriptedToolCall {
@@ -9,6 +10,15 @@ export interface ScriptedToolCall {
   /** An object is sent as its JSON text; a string is sent as is (it may be malformed on purpose). */
   arguments: Record<string, unknown> | string;
 }
+
+/**
+ * How a round misbehaves, as a stuck or runaway provider does. Each keeps its connection open
+ * until the client goes away or the provider closes.
+ * - `no-headers`: accepts the request and never answers it, not even with headers;
+ * - `stall`: streams the round but for its end (finish, usage, `[DONE]`), then goes silent;
+ * - `endless`: streams the round's `content` (or some text) again and again, and never finishes.
+ */
+export type ProviderFault = 'no-headers' | 'stall' | 'endless';
 
 /** How the fake model answers one `POST /chat/completions`. */
 export interface ScriptedRound {
@@ -22,6 +32,8 @@ export interface ScriptedRound {
    * or the client goes away: the way to keep a run active, mid-stream, for as long as a test needs.
    */
   gate?: Gate;
+  /** Answer like a broken provider instead (see {@link ProviderFault}). */
+  fault?: ProviderFault;
 }
 
 /** A request the fake provider received. */
@@ -66,7 +78,8 @@ export class Gate {
  * A stand-in for an OpenAI-compatible provider on 127.0.0.1: the n-th request gets the n-th
  * scripted round, streamed in the real wire format (`data: {chunk}\n\n` ... `data: [DONE]\n\n`).
  * It records every request body. A request with no round left gets a non-retryable 400, so a test
- * that forgot a round fails at once with a readable error instead of waiting on retries.
+ * that forgot a round fails at once with a readable error instead of waiting on retries. A round
+ * may play a broken provider instead ({@link ProviderFault}).
  */
 export class FakeOpenAiProvider {
   readonly requests: ReceivedRequest[] = [];
@@ -137,27 +150,61 @@ export class FakeOpenAiProvider {
     this.requests.push({ path: req.url ?? '', headers: req.headers, body, closed });
     for (const wake of this.waiters.splice(0)) wake();
 
+    // Every conversation Harness sends must be one OpenAI itself would take.
+    const problem = openAiConversationProblem(body.messages);
+    if (problem !== null) {
+      res.writeHead(400, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ error: { message: problem, type: 'invalid_request_error', param: 'messages', code: null } }));
+      return;
+    }
     const round = this.rounds.shift();
     if (!round) {
       res.writeHead(400, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ error: { message: `fake provider: no round scripted for request ${this.requests.length}` } }));
       return;
     }
+    // The request stays open: `close()` (closeAllConnections) or the client's abort ends it.
+    if (round.fault === 'no-headers') return;
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+    let aborted = false;
+    void closed.then(() => (aborted = true));
+    if (round.fault === 'endless') {
+      await streamEndlessly(res, round, this.requests.length, closed, () => aborted);
+      return;
+    }
     const chunks = streamChunks(round, this.requests.length);
     // The role chunk, the reasoning and content pieces: hold after the last of them.
     const holdAfter = splitText(round.reasoning ?? '', CONTENT_PIECE).length + splitText(round.content ?? '', CONTENT_PIECE).length;
-    let aborted = false;
-    void closed.then(() => (aborted = true));
+    // Everything but the finish and usage chunks (and `[DONE]`).
+    const stallAfter = chunks.length - 3;
     for (const [index, chunk] of chunks.entries()) {
       if (aborted || res.destroyed) return;
       res.write(`data: ${JSON.stringify(chunk)}\n\n`);
+      if (index === stallAfter && round.fault === 'stall') return;
       if (index === holdAfter && round.gate) await Promise.race([round.gate.opened, closed]);
       // A turn of the event loop between chunks, as a network would deliver them.
       await new Promise<void>((resolve) => setImmediate(resolve));
     }
     if (aborted || res.destroyed) return;
     res.end('data: [DONE]\n\n');
+  }
+}
+
+/** Writes the role chunk, then the content pieces over and over until the connection closes, minding backpressure. */
+async function streamEndlessly(
+  res: http.ServerResponse,
+  round: ScriptedRound,
+  requestNumber: number,
+  closed: Promise<void>,
+  isAborted: () => boolean,
+): Promise<void> {
+  // A content-only round: the role chunk, its pieces, then the finish and usage chunks left out.
+  const [roleChunk, ...rest] = streamChunks({ content: round.content || 'and on ' }, requestNumber);
+  const frames = rest.slice(0, -2).map((chunk) => `data: ${JSON.stringify(chunk)}\n\n`);
+  res.write(`data: ${JSON.stringify(roleChunk)}\n\n`);
+  for (let index = 0; !isAborted() && !res.destroyed; index = (index + 1) % frames.length) {
+    if (!res.write(frames[index])) await Promise.race([new Promise<void>((resolve) => res.once('drain', () => resolve())), closed]);
+    await new Promise<void>((resolve) => setImmediate(resolve));
   }
 }
 

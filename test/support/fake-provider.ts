@@ -1,6 +1,6 @@
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { ScriptedToolCall } from './fake-openai-provider';
+import type { ProviderFault, ScriptedToolCall } from './fake-openai-provider';
 
 /**
  * The wire formats the fake speaks, named as `LLM_PROTOCOL` names them: Chat Completions,
@@ -24,6 +24,11 @@ export interface AnswerRound {
   toolCalls?: ScriptedToolCall[];
   /** Defaults to 100 × n input and 10 × n output tokens for the n-th request. */
   usage?: { input: number; output: number };
+  /**
+   * Answer like a stuck provider instead: `no-headers` never answers; `stall` streams the round
+   * but for its closing events (finish, usage, the terminal event), then goes silent.
+   */
+  fault?: Exclude<ProviderFault, 'endless'>;
 }
 
 /** A round answered with an HTTP error in the format's own error shape. */
@@ -44,6 +49,8 @@ export interface ProviderRequest {
   headers: http.IncomingHttpHeaders;
   /** The three formats share no shape: a test reads it as its format's body type. */
   body: Record<string, unknown>;
+  /** Resolves when the response's connection closes (answered, or aborted by the client). */
+  closed: Promise<void>;
 }
 
 /**
@@ -109,12 +116,17 @@ export class FakeProvider {
 
   private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     let closed = false;
-    res.on('close', () => (closed = true));
+    const connectionClosed = new Promise<void>((resolve) =>
+      res.on('close', () => {
+        closed = true;
+        resolve();
+      }),
+    );
     // Decoded once at the end: a multi-byte character may straddle two chunks.
     const parts: Buffer[] = [];
     for await (const part of req) parts.push(part as Buffer);
     const body = JSON.parse(Buffer.concat(parts).toString('utf8')) as Record<string, unknown>;
-    this.requests.push({ path: req.url ?? '', headers: req.headers, body });
+    this.requests.push({ path: req.url ?? '', headers: req.headers, body, closed: connectionClosed });
     const requestNumber = this.requests.length;
     for (const wake of this.waiters.splice(0)) wake();
 
@@ -131,14 +143,18 @@ export class FakeProvider {
       this.answerError(res, round.error);
       return;
     }
+    // The request stays open: `close()` (closeAllConnections) or the client's abort ends it.
+    if (round.fault === 'no-headers') return;
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-    for (const frame of ENCODERS[this.wire](round, requestNumber)) {
+    const answer = ENCODERS[this.wire](round, requestNumber);
+    const frames = round.fault === 'stall' ? answer.slice(0, -CLOSING_FRAMES[this.wire]) : answer;
+    for (const frame of frames) {
       if (closed || res.destroyed) return;
       res.write(frame);
       // A turn of the event loop between frames, as a network would deliver them.
       await new Promise<void>((resolve) => setImmediate(resolve));
     }
-    if (!closed && !res.destroyed) res.end();
+    if (!closed && !res.destroyed && round.fault !== 'stall') res.end();
   }
 
   private answerError(res: http.ServerResponse, error: ErrorRound['error']): void {
@@ -157,6 +173,13 @@ export class FakeProvider {
 /** Characters per streamed text piece, and per piece of a call's argument JSON. */
 const TEXT_PIECE = 7;
 const ARGUMENT_PIECE = 11;
+
+/** The frames that end an answer in each format: the finish and usage, and the terminal event. */
+const CLOSING_FRAMES: Readonly<Record<WireFormat, number>> = {
+  openai: 3, // the finish chunk, the usage chunk, `[DONE]`
+  anthropic: 2, // `message_delta`, `message_stop`
+  responses: 1, // `response.completed`
+};
 
 const ENCODERS: Readonly<Record<WireFormat, (round: AnswerRound, requestNumber: number) => string[]>> = {
   openai: chatCompletionsFrames,

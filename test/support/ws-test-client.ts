@@ -71,6 +71,19 @@ export class WsTestClient {
     return this.socket.readyState === WebSocket.OPEN;
   }
 
+  /**
+   * Stops reading from the network, as a client that hangs does: the kernel's buffers fill,
+   * then the server's send queue for this connection grows.
+   */
+  pauseReading(): void {
+    this.socket.pause();
+  }
+
+  /** Reads again: what the server queued arrives, then whatever close it sent. */
+  resumeReading(): void {
+    this.socket.resume();
+  }
+
   /** The index the next event will get: pass it as `since` to wait only for later events. */
   mark(): number {
     return this.events.length;

@@ -37,7 +37,7 @@ export interface AgentEventListener {
    * `usage` is the run's total over all rounds; `null` when the model reported none.
    */
   onMessageEnd(usage: ChatUsage | null): void;
-  /** The run failed (model error, too many rounds, a store that could not save). */
+  /** The run failed (model error, too many rounds, a store that could not save, the server stopping it). */
   onError(message: string): void;
 }
 

@@ -54,6 +54,7 @@ export class AgentExecutionContext {
   readonly messages: ChatMessage[];
 
   private readonly abortController = new AbortController();
+  private interruption: string | null = null;
 
   constructor(options: AgentExecutionContextOptions) {
     const maxRounds = options.maxRounds ?? DEFAULT_MAX_ROUNDS;
@@ -89,9 +90,7 @@ export class AgentExecutionContext {
 
   /** Appends the answer to one tool call, as the `role: 'tool'` message the model reads. */
   addToolResult(toolCallId: string, toolName: string, content: string, isError = false): ChatMessage {
-    const message: ChatMessage = { role: 'tool', tool_call_id: toolCallId, name: toolName, content };
-    // Providers that can mark a failed call (Anthropic's is_error) read this; the content is unchanged.
-    if (isError) message.is_error = true;
+    const message = toolResultMessage(toolCallId, toolName, content, isError);
     this.messages.push(message);
     return message;
   }
@@ -99,6 +98,22 @@ export class AgentExecutionContext {
   /** Stops the run: the model stream is aborted and no further round starts. Idempotent. */
   cancel(reason = 'The run was cancelled'): void {
     if (!this.abortController.signal.aborted) this.abortController.abort(new Error(reason));
+  }
+
+  /**
+   * Stops the run as `cancel` does, for a reason that is not the user's wish (the server is
+   * shutting down): the run then ends as a failure naming `reason`, so its watchers do not take
+   * it for a normal end. A run already cancelled stays cancelled.
+   */
+  interrupt(reason: string): void {
+    if (this.abortController.signal.aborted) return;
+    this.interruption = reason;
+    this.abortController.abort(new Error(reason));
+  }
+
+  /** Why the run was interrupted; null unless `interrupt` stopped it. */
+  get interruptedBecause(): string | null {
+    return this.interruption;
   }
 
   get isCancelled(): boolean {
@@ -109,4 +124,12 @@ export class AgentExecutionContext {
   get signal(): AbortSignal {
     return this.abortController.signal;
   }
+}
+
+/** The `role: 'tool'` message that answers a call. */
+export function toolResultMessage(toolCallId: string, toolName: string, content: string, isError: boolean): ChatMessage {
+  const message: ChatMessage = { role: 'tool', tool_call_id: toolCallId, name: toolName, content };
+  // Providers that can mark a failed call (Anthropic's is_error) read this; the content is unchanged.
+  if (isError) message.is_error = true;
+  return message;
 }

@@ -1,14 +1,16 @@
 import type { ChatMessage, ChatRequest, ChatUsage, StreamChunk, ToolCall, ToolDefinition } from '../llm/chat-request';
 import type { LlmAdapter } from '../llm/llm-adapter';
+import { LlmAnswerTooLargeError } from '../llm/llm-http';
 import type { Tool } from '../tool/tool';
 import { ToolCallContext } from '../tool/tool-call-context';
 import type { ToolDispatcher } from '../tool/tool-dispatcher';
 import type { ToolRegistry } from '../tool/tool-registry';
 import { toToolResultMeta, type ToolResult } from '../tool/tool-result';
 import type { AgentEventListener } from './agent-event-listener';
-import type { AgentExecutionContext } from './agent-execution-context';
+import { toolResultMessage, type AgentExecutionContext } from './agent-execution-context';
 import type { BackgroundTaskManager, BackgroundTaskResult } from './background-task-manager';
 import { ToolCallAccumulator } from './tool-call-accumulator';
+import { answerEveryToolCall } from '../llm/tool-call-sequence';
 
 /** Where a run's new messages are stored, as they happen. */
 export interface AgentRunPersistence {
@@ -20,14 +22,20 @@ export interface AgentRunPersistence {
    * messages that carry finished background tasks into the conversation.
    */
   saveToolMessages(messages: ChatMessage[]): void | Promise<void>;
+  /**
+   * Optional: each tool result as soon as its call finishes (in the order calls finish), before
+   * the round's batch reaches `saveToolMessages`. A store that keeps these need not lose the
+   * results of a round that a crash cut short; it must then skip them in the batch.
+   */
+  saveToolResult?(message: ChatMessage): void | Promise<void>;
 }
 
 /** How a run ended. */
 export interface AgentRunOutcome {
-  status: 'completed' | 'cancelled' | 'error' | 'max_rounds';
+  status: 'completed' | 'cancelled' | 'interrupted' | 'error' | 'max_rounds';
   /** Model calls made (a call aborted mid-stream counts). */
   rounds: number;
-  /** What went wrong, for `error` and `max_rounds`. */
+  /** What went wrong, for `error`, `max_rounds` and `interrupted`. */
   error?: string;
   /** Token usage summed over the rounds that reported it. */
   usage?: ChatUsage;
@@ -58,7 +66,7 @@ const consoleLogger: AgentLoopLogger = { warn: (message) => console.warn(message
 type StreamedRound =
   | { kind: 'answer'; message: ChatMessage; toolCalls: ToolCall[]; usage: ChatUsage | null }
   | { kind: 'cancelled'; partialContent: string; usage: ChatUsage | null }
-  | { kind: 'failed'; error: string };
+  | { kind: 'failed'; error: string; partialContent?: string };
 
 /**
  * Runs an agent: a model round, then the round's tool calls (concurrently, each under its own
@@ -95,10 +103,13 @@ export class AgentLoop {
     let rounds = 0;
 
     const end = (status: 'completed' | 'cancelled'): AgentRunOutcome => {
+      // A run stopped by the server rather than by its user has not ended normally.
+      const interruption = status === 'cancelled' ? context.interruptedBecause : null;
+      if (interruption !== null) return fail('interrupted', interruption);
       notify('onMessageEnd', (l) => l.onMessageEnd(usage));
       return withUsage({ status, rounds }, usage);
     };
-    const fail = (status: 'error' | 'max_rounds', error: string): AgentRunOutcome => {
+    const fail = (status: 'error' | 'max_rounds' | 'interrupted', error: string): AgentRunOutcome => {
       notify('onError', (l) => l.onError(error));
       return withUsage({ status, rounds, error }, usage);
     };
@@ -110,15 +121,13 @@ export class AgentLoop {
 
         rounds++;
         const streamed = await this.streamRound(context, notify, rounds);
-        if (streamed.kind === 'failed') return fail('error', streamed.error);
+        if (streamed.kind === 'failed') {
+          if (streamed.partialContent) await this.keepPartialAnswer(context, streamed.partialContent, persistence);
+          return fail('error', streamed.error);
+        }
         usage = addUsage(usage, streamed.usage);
         if (streamed.kind === 'cancelled') {
-          // What the user already saw stays in the conversation; unfinished tool calls do not.
-          if (streamed.partialContent !== '') {
-            const partial: ChatMessage = { role: 'assistant', content: streamed.partialContent };
-            context.addMessage(partial);
-            await save(() => persistence?.saveAssistantMessage(partial));
-          }
+          await this.keepPartialAnswer(context, streamed.partialContent, persistence);
           return end('cancelled');
         }
 
@@ -136,6 +145,14 @@ export class AgentLoop {
       // session tool whose definition cannot be read.
       return fail('error', errorMessage(error));
     }
+  }
+
+  /** What the user already saw of a cut-short answer stays in the conversation; unfinished tool calls do not. */
+  private async keepPartialAnswer(context: AgentExecutionContext, content: string, persistence?: AgentRunPersistence): Promise<void> {
+    if (content === '') return;
+    const partial: ChatMessage = { role: 'assistant', content };
+    context.addMessage(partial);
+    await save(() => persistence?.saveAssistantMessage(partial));
   }
 
   /** The tools offered to the model: allowed registry tools, then allowed session tools. */
@@ -168,9 +185,11 @@ export class AgentLoop {
     persistence?: AgentRunPersistence,
   ): Promise<void> {
     // A run cancelled as the answer ended starts none of its calls.
-    const running = toolCalls.map((call) =>
-      context.isCancelled ? null : trackSettlement(ToolCallContext.run(call.id, () => this.dispatchTool(context, call))),
-    );
+    const running = toolCalls.map((call) => {
+      if (context.isCancelled) return null;
+      const dispatched = ToolCallContext.run(call.id, () => this.dispatchTool(context, call));
+      return trackSettlement(persistence?.saveToolResult ? this.storeOnFinish(context, call, dispatched, persistence) : dispatched);
+    });
     const toolMessages: ChatMessage[] = [];
     for (const [position, call] of toolCalls.entries()) {
       const settled = await resultOrAbort(running[position], context.signal);
@@ -181,6 +200,28 @@ export class AgentLoop {
       notify('onToolCallResult', (l) => l.onToolCallResult(call.id, content, meta));
     }
     await save(() => persistence?.saveToolMessages(toolMessages));
+  }
+
+  /**
+   * Hands a call's result to the store the moment the call finishes, so a process that dies
+   * before the round ends does not take finished work with it. The round still applies results
+   * in call order; a failure of this early write fails the round's batch write instead.
+   */
+  private async storeOnFinish(
+    context: AgentExecutionContext,
+    call: ToolCall,
+    dispatched: Promise<ToolResult>,
+    persistence: AgentRunPersistence,
+  ): Promise<ToolResult> {
+    const result = await dispatched;
+    // A result that arrives after the run was cancelled is not the one the model will read.
+    if (context.isCancelled) return result;
+    try {
+      await persistence.saveToolResult?.(toolResultMessage(call.id, call.function.name, result.content, result.status === 'error'));
+    } catch (error) {
+      this.logger.warn(`tool result of ${call.id} was not stored as it finished: ${errorMessage(error)}`);
+    }
+    return result;
   }
 
   /**
@@ -229,7 +270,7 @@ export class AgentLoop {
 
   private async streamRound(context: AgentExecutionContext, notify: Notifier, round: number): Promise<StreamedRound> {
     const request: ChatRequest = {
-      messages: [...context.messages],
+      messages: answerEveryToolCall(context.messages),
       sessionId: context.sessionId,
     };
     const tools = this.buildToolDefinitions(context);
@@ -290,6 +331,9 @@ export class AgentLoop {
     } catch (error) {
       closeThinking();
       if (signal.aborted) return { kind: 'cancelled', partialContent: content, usage };
+      // An answer stopped for its size was received in full up to the limit: it is kept. Any other
+      // failure may have cut the answer anywhere: nothing of it is stored.
+      if (error instanceof LlmAnswerTooLargeError) return { kind: 'failed', error: errorMessage(error), partialContent: content };
       return { kind: 'failed', error: errorMessage(error) };
     }
     closeThinking();

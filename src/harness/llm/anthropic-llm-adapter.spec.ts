@@ -1,6 +1,6 @@
 import { AnthropicLlmAdapter } from './anthropic-llm-adapter';
 import type { ChatRequest, LlmModelConfig, ToolDefinition } from './chat-request';
-import { LlmHttpError, LlmResponseError } from './llm-http';
+import { LlmHttpError, LlmResponseError, LlmTimeoutError } from './llm-http';
 import { caught } from './testing/caught';
 import { collectStream } from './testing/collect-stream';
 import { cutEvery, jsonResponse, ReplayServer, sseEvent, type ReplayResponse } from './testing/replay-server';
@@ -275,6 +275,22 @@ describe('AnthropicLlmAdapter', () => {
       expect(error.message).toBe('anthropic: 401 Unauthorized — invalid x-api-key');
       expect(server.requests).toHaveLength(1);
     });
+
+    it('retries a stream that falls silent after events that carried no answer yet', async () => {
+      server = await ReplayServer.start([{ ...stream(MESSAGE_START, PING), finish: 'hang' }, PLAIN_TEXT]);
+      const answer = await collectStream(adapter.stream(HELLO, config(server, { idleTimeoutMs: 50 })));
+      expect(answer.content).toBe('Hello, world');
+      expect(server.requests).toHaveLength(2);
+      await server.requests[0].closed;
+    }, 5000);
+
+    it('does not retry a stream that falls silent once text was streamed', async () => {
+      server = await ReplayServer.start([{ ...stream(MESSAGE_START, textStart(0), textDelta(0, 'Hel')), finish: 'hang' }, PLAIN_TEXT]);
+      const error = await caught(collectStream(adapter.stream(HELLO, config(server, { idleTimeoutMs: 50 }))));
+      expect(error).toBeInstanceOf(LlmTimeoutError);
+      expect(error.message).toBe('anthropic: the model stream was idle for 50 ms (LLM_IDLE_TIMEOUT_MS)');
+      expect(server.requests).toHaveLength(1);
+    }, 5000);
 
     it('aborts the HTTP request when the signal fires mid-stream', async () => {
       server = await ReplayServer.start([{ ...stream(MESSAGE_START, textStart(0), textDelta(0, 'first')), finish: 'hang' }]);

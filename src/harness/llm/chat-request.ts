@@ -94,4 +94,16 @@ export interface LlmModelConfig {
   model: string;
   maxTokens?: number;
   temperature?: number;
+  /**
+   * Longest wait, in ms, from sending a request to the provider's response headers
+   * (`LLM_HEADERS_TIMEOUT_MS`); each attempt gets its own. Defaults to 60 s.
+   */
+  headersTimeoutMs?: number;
+  /** Longest silence, in ms, between two reads of a response body (`LLM_IDLE_TIMEOUT_MS`). Defaults to 120 s. */
+  idleTimeoutMs?: number;
+  /**
+   * Most characters one streamed answer may carry — text, reasoning, tool names and arguments
+   * together (`LLM_MAX_ANSWER_CHARS`). Defaults to 1 000 000.
+   */
+  maxAnswerChars?: number;
 }

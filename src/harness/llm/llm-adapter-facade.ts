@@ -49,7 +49,9 @@ export const DEFAULT_MODELS: Readonly<Record<LlmProtocol, string>> = {
  * `openai`. Without `LLM_MODEL` the protocol's {@link DEFAULT_MODELS} entry is used: the model
  * must follow the protocol, not the base URL, since `anthropic`, `responses` and `openai` reach
  * their public endpoints without one. Empty values count as unset. `loadHarnessConfig` builds the
- * server's config with this function, so the two cannot disagree.
+ * server's config with this function, so the two cannot disagree; it also reads the limits
+ * (`LLM_HEADERS_TIMEOUT_MS`, `LLM_IDLE_TIMEOUT_MS`, `LLM_MAX_ANSWER_CHARS`), which can be invalid
+ * and then stop the server with a `ConfigError`. Without them the adapters use `DEFAULT_LLM_LIMITS`.
  */
 export function createLlmModelConfigFromEnv(env: NodeJS.ProcessEnv): LlmModelConfig & { protocol: LlmProtocol } {
   const baseUrl = nonEmpty(env.LLM_BASE_URL);

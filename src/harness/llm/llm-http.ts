@@ -33,8 +33,57 @@ export class LlmHttpError extends LlmError {
 
 /** The provider could not be reached (connection refused, reset, DNS) after every attempt. */
 export class LlmNetworkError extends LlmError {
-  override readonly name = 'LlmNetworkError';
+  override readonly name: string = 'LlmNetworkError';
 }
+
+/**
+ * The provider kept the caller waiting past a limit: no response headers within
+ * `LLM_HEADERS_TIMEOUT_MS` (`headers`), or no byte of the body for `LLM_IDLE_TIMEOUT_MS` (`idle`).
+ * A network failure like any other: retried while nothing has reached the caller.
+ */
+export class LlmTimeoutError extends LlmNetworkError {
+  override readonly name = 'LlmTimeoutError';
+  constructor(
+    provider: string,
+    readonly phase: 'headers' | 'idle',
+    readonly timeoutMs: number,
+  ) {
+    super(
+      provider,
+      phase === 'headers'
+        ? `the model sent no response headers within ${timeoutMs} ms (LLM_HEADERS_TIMEOUT_MS)`
+        : `the model stream was idle for ${timeoutMs} ms (LLM_IDLE_TIMEOUT_MS)`,
+    );
+  }
+}
+
+/**
+ * A streamed answer grew past `LLM_MAX_ANSWER_CHARS`: the adapter stopped reading and aborted the
+ * request. The chunks yielded before stay yielded; the one that crossed the limit is not.
+ */
+export class LlmAnswerTooLargeError extends LlmError {
+  override readonly name = 'LlmAnswerTooLargeError';
+  constructor(
+    provider: string,
+    readonly maxAnswerChars: number,
+  ) {
+    super(provider, `the answer exceeded LLM_MAX_ANSWER_CHARS = ${maxAnswerChars} characters`);
+  }
+}
+
+/**
+ * What the limits of a model config default to. Headers: providers answer a streaming request
+ * once they have accepted it, before generating, so a minute is ample even with queueing. Idle:
+ * reasoning models may think for a long while without sending a byte (Chat Completions streams
+ * nothing while an o-series model reasons), so silence is allowed for longer. Both stay below the
+ * 300 s headers and body timeouts of Node's own fetch, so ours fire first, with a clear message.
+ * Answer: a million characters is several times the longest output any current model produces.
+ */
+export const DEFAULT_LLM_LIMITS = {
+  headersTimeoutMs: 60_000,
+  idleTimeoutMs: 120_000,
+  maxAnswerChars: 1_000_000,
+} as const;
 
 /**
  * The provider answered something the adapter cannot use: an `error` event in a stream, a stream
@@ -68,13 +117,21 @@ export interface LlmHttpRequest {
   headers: Record<string, string>;
   body: unknown;
   signal?: AbortSignal;
+  /** Longest wait for the response headers, per attempt; defaults to {@link DEFAULT_LLM_LIMITS}. */
+  headersTimeoutMs?: number;
+  /** Longest silence between two reads of the response body; defaults to {@link DEFAULT_LLM_LIMITS}. */
+  idleTimeoutMs?: number;
 }
 
+/** Turns the events of a response into what a stream yields (an adapter's chunks). */
+export type SseReader<T> = (events: AsyncIterable<SseEvent>) => AsyncIterable<T>;
+
 /**
- * POSTs JSON to a provider with retries: 429, 5xx and network failures are retried with
+ * POSTs JSON to a provider with retries: 429, 5xx, network failures and timeouts are retried with
  * exponential backoff and jitter (a `retry-after` / `retry-after-ms` header wins, capped);
- * other 4xx fail at once with an {@link LlmHttpError}. The signal aborts the request and any
- * backoff sleep immediately.
+ * other 4xx fail at once with an {@link LlmHttpError}. Each attempt must get its headers within
+ * `headersTimeoutMs`, and its body may not fall silent for `idleTimeoutMs`; a timeout aborts the
+ * attempt's request. The signal aborts the request and any backoff sleep immediately.
  */
 export class LlmHttpClient {
   private readonly fetchImpl: typeof fetch;
@@ -93,45 +150,15 @@ export class LlmHttpClient {
     this.random = options.random ?? Math.random;
   }
 
-  /** Sends the request and returns the first successful (2xx) response, body unread. */
-  async post(request: LlmHttpRequest): Promise<Response> {
-    const { provider, url, headers, signal } = request;
-    const body = JSON.stringify(request.body);
-    for (let attempt = 1; ; attempt++) {
-      throwIfAborted(signal);
-      let response: Response;
-      try {
-        response = await this.fetchImpl(url, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json', ...headers },
-          body,
-          signal,
-        });
-      } catch (error) {
-        if (signal?.aborted) throw abortReason(signal);
-        if (attempt >= this.maxAttempts) {
-          throw new LlmNetworkError(provider, `request to ${url} failed: ${describeNetworkError(error)}`, {
-            cause: error,
-          });
-        }
-        await sleep(this.backoffDelay(attempt), signal);
-        continue;
-      }
-      if (response.ok) return response;
-
-      const text = await readText(response, signal);
-      const retryable = response.status === 429 || response.status >= 500;
-      if (!retryable || attempt >= this.maxAttempts) {
-        throw new LlmHttpError(provider, response.status, response.statusText, extractProviderMessage(text));
-      }
-      await sleep(this.retryDelay(response.headers, attempt), signal);
-    }
-  }
-
   /** Sends the request and parses the successful response as JSON. */
   async postJson(request: LlmHttpRequest): Promise<unknown> {
-    const response = await this.post(request);
-    const text = await readText(response, request.signal);
+    const { response, exchange } = await this.send(request, 1);
+    let text: string;
+    try {
+      text = await exchange.text(response);
+    } finally {
+      exchange.release();
+    }
     try {
       return JSON.parse(text) as unknown;
     } catch {
@@ -140,21 +167,88 @@ export class LlmHttpClient {
   }
 
   /**
-   * Sends the request and yields the server-sent events of the response. Stopping the iteration
-   * early cancels the response body; a body that breaks off raises an {@link LlmResponseError}.
+   * Sends the request and yields the server-sent events of the response, or what `read` makes of
+   * them. A network failure or timeout before anything was yielded is retried like a failed
+   * request (the caller has seen nothing, so nothing is repeated, and the attempts are counted
+   * with those of the request); once something was, it ends the stream. A body that breaks off
+   * raises an {@link LlmResponseError}. The request is aborted when the stream ends early, fails,
+   * or the consumer stops iterating.
    */
-  async *postSse(request: LlmHttpRequest): AsyncGenerator<SseEvent> {
-    const response = await this.post(request);
-    const contentType = response.headers.get('content-type') ?? '';
-    if (contentType.includes('application/json')) {
-      // Some gateways answer a streaming request with a JSON error and status 200.
-      const text = await readText(response, request.signal);
-      throw new LlmResponseError(
-        request.provider,
-        `expected an event stream, got JSON: ${extractProviderMessage(text) ?? '(empty body)'}`,
-      );
+  postSse(request: LlmHttpRequest): AsyncGenerator<SseEvent>;
+  postSse<T>(request: LlmHttpRequest, read: SseReader<T>): AsyncGenerator<T>;
+  postSse<T>(request: LlmHttpRequest, read?: SseReader<T>): AsyncGenerator<T | SseEvent> {
+    return this.streamWithRetries<T | SseEvent>(request, read ?? ((events) => events));
+  }
+
+  private async *streamWithRetries<T>(request: LlmHttpRequest, read: SseReader<T>): AsyncGenerator<T> {
+    for (let firstAttempt = 1; ; ) {
+      const { response, attempt, exchange } = await this.send(request, firstAttempt);
+      let yielded = false;
+      try {
+        const contentType = response.headers.get('content-type') ?? '';
+        if (contentType.includes('application/json')) {
+          // Some gateways answer a streaming request with a JSON error and status 200.
+          const text = await exchange.text(response).catch(whenNotAborted(request.signal, ''));
+          throw new LlmResponseError(
+            request.provider,
+            `expected an event stream, got JSON: ${extractProviderMessage(text) ?? '(empty body)'}`,
+          );
+        }
+        for await (const item of read(exchange.events(response))) {
+          yielded = true;
+          yield item;
+        }
+        return;
+      } catch (error) {
+        if (yielded || !(error instanceof LlmNetworkError) || attempt >= this.maxAttempts) throw error;
+      } finally {
+        exchange.release();
+      }
+      await sleep(this.backoffDelay(attempt), request.signal);
+      firstAttempt = attempt + 1;
     }
-    yield* readSseEvents(response, request.provider, request.signal);
+  }
+
+  /**
+   * Sends the request until an attempt gets a 2xx, counting attempts from `firstAttempt` (a
+   * stream retried after its headers goes on with the count). Answers the response, body unread,
+   * with the exchange that reads it; the caller must release that exchange.
+   */
+  private async send(request: LlmHttpRequest, firstAttempt: number): Promise<SentRequest> {
+    const { provider, url, headers, signal } = request;
+    const body = JSON.stringify(request.body);
+    for (let attempt = firstAttempt; ; attempt++) {
+      throwIfAborted(signal);
+      const exchange = new Exchange(request);
+      let response: Response;
+      try {
+        response = await exchange.fetch(this.fetchImpl, url, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', ...headers },
+          body,
+        });
+      } catch (error) {
+        exchange.release();
+        if (signal?.aborted) throw abortReason(signal);
+        const failure =
+          error instanceof LlmTimeoutError
+            ? error
+            : new LlmNetworkError(provider, `request to ${url} failed: ${describeNetworkError(error)}`, { cause: error });
+        if (attempt >= this.maxAttempts) throw failure;
+        await sleep(this.backoffDelay(attempt), signal);
+        continue;
+      }
+      if (response.ok) return { response, attempt, exchange };
+
+      // The status decides; a body that breaks off or stalls only costs the provider's message.
+      const text = await exchange.text(response).catch(whenNotAborted(signal, ''));
+      exchange.release();
+      const retryable = response.status === 429 || response.status >= 500;
+      if (!retryable || attempt >= this.maxAttempts) {
+        throw new LlmHttpError(provider, response.status, response.statusText, extractProviderMessage(text));
+      }
+      await sleep(this.retryDelay(response.headers, attempt), signal);
+    }
   }
 
   private retryDelay(headers: Headers, attempt: number): number {
@@ -206,33 +300,104 @@ export function extractProviderMessage(text: string): string | null {
   return truncate(trimmed, 500);
 }
 
-/** Reads a response body as server-sent events, turning a broken body into an {@link LlmResponseError}. */
-export async function* readSseEvents(
-  response: Response,
-  provider: string,
-  signal?: AbortSignal,
-): AsyncGenerator<SseEvent> {
-  if (!response.body) throw new LlmResponseError(provider, 'response has no body');
-  const reader = response.body.getReader();
-  const chunks = async function* (): AsyncGenerator<Uint8Array> {
-    while (true) {
-      let result: Awaited<ReturnType<typeof reader.read>>;
-      try {
-        result = await reader.read();
-      } catch (error) {
-        if (signal?.aborted) throw abortReason(signal);
-        throw new LlmResponseError(provider, `stream interrupted: ${describeNetworkError(error)}`, { cause: error });
+/** A 2xx response, the attempt that got it, and the exchange that reads its body. */
+interface SentRequest {
+  response: Response;
+  attempt: number;
+  exchange: Exchange;
+}
+
+/**
+ * One attempt at a request: its own AbortController, which follows the caller's signal, so that
+ * a timeout or an early stop aborts this request (and its socket) without touching the caller's
+ * signal. It enforces the attempt's limits: headers within `headersTimeoutMs`, and no silence in
+ * the body longer than `idleTimeoutMs`. `release` ends it: it aborts whatever is still open and
+ * stops following the caller's signal, which outlives many requests (a run's).
+ */
+class Exchange {
+  private readonly controller = new AbortController();
+  private readonly provider: string;
+  private readonly callerSignal: AbortSignal | undefined;
+  private readonly headersTimeoutMs: number;
+  private readonly idleTimeoutMs: number;
+  private readonly followCaller = (): void => this.controller.abort(abortReason(this.callerSignal as AbortSignal));
+
+  constructor(request: LlmHttpRequest) {
+    this.provider = request.provider;
+    this.callerSignal = request.signal;
+    this.headersTimeoutMs = request.headersTimeoutMs ?? DEFAULT_LLM_LIMITS.headersTimeoutMs;
+    this.idleTimeoutMs = request.idleTimeoutMs ?? DEFAULT_LLM_LIMITS.idleTimeoutMs;
+    this.callerSignal?.addEventListener('abort', this.followCaller, { once: true });
+  }
+
+  /** Fetches with this exchange's signal; an {@link LlmTimeoutError} when the headers are late. */
+  fetch(fetchImpl: typeof fetch, url: string, init: RequestInit): Promise<Response> {
+    return this.withTimeout(fetchImpl(url, { ...init, signal: this.controller.signal }), 'headers', this.headersTimeoutMs);
+  }
+
+  /** The body, read as text. */
+  async text(response: Response): Promise<string> {
+    const decoder = new TextDecoder();
+    let text = '';
+    for await (const bytes of this.body(response)) text += decoder.decode(bytes, { stream: true });
+    return text + decoder.decode();
+  }
+
+  /** The body, read as server-sent events. */
+  events(response: Response): AsyncGenerator<SseEvent> {
+    return parseSse(this.body(response));
+  }
+
+  /** Ends the exchange; safe to call more than once. */
+  release(): void {
+    this.callerSignal?.removeEventListener('abort', this.followCaller);
+    this.controller.abort();
+  }
+
+  /** The body's bytes, turning a body that breaks off into an {@link LlmResponseError}. */
+  private async *body(response: Response): AsyncGenerator<Uint8Array> {
+    if (!response.body) throw new LlmResponseError(this.provider, 'response has no body');
+    const reader = response.body.getReader();
+    try {
+      while (true) {
+        let result: Awaited<ReturnType<typeof reader.read>>;
+        try {
+          result = await this.withTimeout(reader.read(), 'idle', this.idleTimeoutMs);
+        } catch (error) {
+          if (this.callerSignal?.aborted) throw abortReason(this.callerSignal);
+          if (error instanceof LlmTimeoutError) throw error;
+          throw new LlmResponseError(this.provider, `stream interrupted: ${describeNetworkError(error)}`, { cause: error });
+        }
+        if (result.done) return;
+        throwIfAborted(this.callerSignal);
+        yield result.value;
       }
-      if (result.done) return;
-      throwIfAborted(signal);
-      yield result.value;
+    } finally {
+      // Releases the connection when the consumer stops early or an error ends the stream.
+      reader.cancel().catch(() => undefined);
     }
-  };
-  try {
-    yield* parseSse(chunks());
-  } finally {
-    // Releases the connection when the consumer stops early or an error ends the stream.
-    reader.cancel().catch(() => undefined);
+  }
+
+  /**
+   * Settles as `work` does, unless `timeoutMs` pass first: then the request is aborted (which
+   * closes its socket and settles `work`) and the {@link LlmTimeoutError} is thrown.
+   */
+  private async withTimeout<T>(work: Promise<T>, phase: LlmTimeoutError['phase'], timeoutMs: number): Promise<T> {
+    let timer: NodeJS.Timeout | undefined;
+    const expired = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        const error = new LlmTimeoutError(this.provider, phase, timeoutMs);
+        // Rejected before aborting, so the race settles with the timeout and not with the
+        // abort error that `work` rejects with in the same turn.
+        reject(error);
+        this.controller.abort(error);
+      }, timeoutMs);
+    });
+    try {
+      return await Promise.race([work, expired]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 }
 
@@ -279,13 +444,12 @@ function abortReason(signal: AbortSignal): unknown {
   return signal.reason ?? new DOMException('This operation was aborted', 'AbortError');
 }
 
-async function readText(response: Response, signal: AbortSignal | undefined): Promise<string> {
-  try {
-    return await response.text();
-  } catch (error) {
-    if (signal?.aborted) throw abortReason(signal);
-    return '';
-  }
+/** A `catch` handler that answers `fallback` for any failure but the caller's abort. */
+function whenNotAborted<T>(signal: AbortSignal | undefined, fallback: T): (error: unknown) => T {
+  return () => {
+    throwIfAborted(signal);
+    return fallback;
+  };
 }
 
 function describeNetworkError(error: unknown): string {

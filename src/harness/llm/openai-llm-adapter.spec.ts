@@ -1,5 +1,5 @@
 import type { ChatRequest, LlmModelConfig, ToolDefinition } from './chat-request';
-import { LlmHttpError, LlmResponseError } from './llm-http';
+import { LlmAnswerTooLargeError, LlmHttpError, LlmResponseError, LlmTimeoutError } from './llm-http';
 import { OpenAiLlmAdapter } from './openai-llm-adapter';
 import { caught } from './testing/caught';
 import { collectStream } from './testing/collect-stream';
@@ -250,6 +250,83 @@ describe('OpenAiLlmAdapter', () => {
       expect(error.name).toBe('AbortError');
       expect(seen).toEqual(['first']);
       await server.requests[0].closed;
+    }, 5000);
+  });
+
+  describe('when the answer grows past maxAnswerChars', () => {
+    const capped = (max: number) => config(server, { maxAnswerChars: max });
+
+    it('yields what fits, then throws LlmAnswerTooLargeError and aborts the request', async () => {
+      server = await ReplayServer.start([
+        { ...stream(chunk({ role: 'assistant', content: '' }), ...Array.from({ length: 5 }, () => chunk({ content: 'abcd' }))), finish: 'hang' },
+      ]);
+      const seen: string[] = [];
+      const error = await caught(async () => {
+        for await (const piece of adapter.stream(HELLO, capped(10))) seen.push(piece.contentDelta ?? '');
+      });
+      expect(error).toBeInstanceOf(LlmAnswerTooLargeError);
+      expect(error).toMatchObject({ provider: 'openai', maxAnswerChars: 10 });
+      expect(error.message).toBe('openai: the answer exceeded LLM_MAX_ANSWER_CHARS = 10 characters');
+      expect(seen).toEqual(['abcd', 'abcd']);
+      expect(server.requests).toHaveLength(1);
+      await server.requests[0].closed;
+    }, 5000);
+
+    it('counts reasoning, tool names and argument fragments with the text', async () => {
+      server = await ReplayServer.start([
+        {
+          ...stream(
+            chunk({ reasoning_content: 'hmm.' }),
+            chunk({ tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: 'glob', arguments: '{"' } }] }),
+            chunk({ tool_calls: [{ index: 0, function: { arguments: 'p' } }] }),
+          ),
+          finish: 'hang',
+        },
+      ]);
+      const seen: unknown[] = [];
+      const error = await caught(async () => {
+        for await (const piece of adapter.stream(HELLO, capped(10))) seen.push(piece);
+      });
+      expect(error).toBeInstanceOf(LlmAnswerTooLargeError);
+      expect(seen).toHaveLength(2);
+    }, 5000);
+
+    it('lets an answer of exactly maxAnswerChars through', async () => {
+      server = await ReplayServer.start([PLAIN_TEXT]);
+      const answer = await collectStream(adapter.stream(HELLO, capped('Hello, world'.length)));
+      expect(answer.content).toBe('Hello, world');
+      expect(answer.finishReason).toBe('stop');
+    });
+  });
+
+  describe('the timeouts of the model config', () => {
+    it('ends a stream that falls silent after idleTimeoutMs', async () => {
+      server = await ReplayServer.start([{ ...stream(chunk({ content: 'first' })), finish: 'hang' }]);
+      const seen: string[] = [];
+      const error = await caught(async () => {
+        for await (const piece of adapter.stream(HELLO, config(server, { idleTimeoutMs: 50 }))) seen.push(piece.contentDelta ?? '');
+      });
+      expect(error).toBeInstanceOf(LlmTimeoutError);
+      expect(error.message).toBe('openai: the model stream was idle for 50 ms (LLM_IDLE_TIMEOUT_MS)');
+      expect(seen).toEqual(['first']);
+      await server.requests[0].closed;
+    }, 5000);
+
+    it('gives up on headers that do not come within headersTimeoutMs, after the retries', async () => {
+      server = await ReplayServer.start([]);
+      let attempts = 0;
+      const hanging = new OpenAiLlmAdapter({
+        baseDelayMs: 1,
+        maxAttempts: 2,
+        fetchImpl: (_input, init) => {
+          attempts++;
+          return new Promise<Response>((_, reject) => init?.signal?.addEventListener('abort', () => reject(init.signal?.reason)));
+        },
+      });
+      const error = await caught(collectStream(hanging.stream(HELLO, config(server, { headersTimeoutMs: 50 }))));
+      expect(error).toBeInstanceOf(LlmTimeoutError);
+      expect(error.message).toBe('openai: the model sent no response headers within 50 ms (LLM_HEADERS_TIMEOUT_MS)');
+      expect(attempts).toBe(2);
     }, 5000);
   });
 

@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { SchemaVersionError } from './persistence-errors';
 
 /** The schema this build writes; stored in `PRAGMA user_version`. Later migrations step it up. */
-export const SCHEMA_VERSION = 2;
+export const SCHEMA_VERSION = 3;
 
 const SCHEMA_V1 = `
 CREATE TABLE IF NOT EXISTS sessions (
@@ -64,6 +64,32 @@ CREATE INDEX IF NOT EXISTS idx_tasks_session ON tasks(session_id, id);
 const MIGRATIONS: ReadonlyArray<{ version: number; sql: string }> = [
   // Whether a tool message reports a failed call, for providers that can say so (Anthropic's is_error).
   { version: 2, sql: 'ALTER TABLE messages ADD COLUMN is_error INTEGER NOT NULL DEFAULT 0' },
+  // Each run, from its start to how it ended: a row still 'running' at start-up is a run the
+  // process did not live to finish, and is closed then (RunRecovery), with the results its last
+  // round had staged.
+  {
+    version: 3,
+    sql: `CREATE TABLE IF NOT EXISTS runs (
+  execution_id TEXT    PRIMARY KEY,
+  session_id   INTEGER NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+  status       TEXT    NOT NULL,
+  error        TEXT    NULL,
+  started_at   TEXT    NOT NULL,
+  ended_at     TEXT    NULL
+);
+CREATE INDEX IF NOT EXISTS idx_runs_status ON runs(status);
+CREATE INDEX IF NOT EXISTS idx_runs_session ON runs(session_id, started_at);
+-- Results of a round's calls, each written as its call finishes; the round then moves them to
+-- messages in call order. Rows left here belong to a round a crash cut short.
+CREATE TABLE IF NOT EXISTS staged_tool_results (
+  execution_id TEXT    NOT NULL REFERENCES runs(execution_id) ON DELETE CASCADE,
+  tool_call_id TEXT    NOT NULL,
+  content      TEXT    NULL,
+  is_error     INTEGER NOT NULL DEFAULT 0,
+  created_at   TEXT    NOT NULL,
+  PRIMARY KEY (execution_id, tool_call_id)
+);`,
+  },
 ];
 
 export interface HarnessDatabaseOptions {

@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { ChatMessage } from '../../harness/llm/chat-request';
-import { HarnessDatabase } from './harness-database';
+import { HarnessDatabase, SCHEMA_VERSION } from './harness-database';
 import { MessageRepository } from './message-repository';
 import { InvalidRecordError } from './persistence-errors';
 import { SessionRepository } from './session-repository';
@@ -250,11 +250,12 @@ describe('MessageRepository and failed tool calls', () => {
     new MessageRepository(v1).append(session.id, 'e1', { role: 'user', content: 'before the upgrade' });
     // Turn the file back into what schema version 1 wrote.
     v1.connection.exec('ALTER TABLE messages DROP COLUMN is_error');
+    v1.connection.exec('DROP TABLE staged_tool_results; DROP TABLE runs');
     v1.connection.pragma('user_version = 1');
     v1.close();
 
     const upgraded = new HarnessDatabase(file);
-    expect(upgraded.schemaVersion).toBe(2);
+    expect(upgraded.schemaVersion).toBe(SCHEMA_VERSION);
     const repository = new MessageRepository(upgraded);
     repository.append(session.id, 'e2', { role: 'tool', tool_call_id: 'x', content: 'failed', is_error: true });
     expect(repository.listBySession(session.id).map((record) => [record.content, record.isError])).toEqual([

@@ -36,6 +36,13 @@ interface MessageRow {
   created_at: string;
 }
 
+interface StagedRow {
+  execution_id: string;
+  tool_call_id: string;
+  content: string | null;
+  is_error: number;
+}
+
 type InsertParameters = [number, string | null, string, string | null, string | null, string | null, number, string];
 
 /**
@@ -51,6 +58,9 @@ export class MessageRepository {
   private readonly insertStatement: Statement<InsertParameters>;
   private readonly byIdStatement: Statement<[number], MessageRow>;
   private readonly bySessionStatement: Statement<[number], MessageRow>;
+  private readonly stageStatement: Statement<[string, string, string | null, number, string]>;
+  private readonly stagedStatement: Statement<[string], StagedRow>;
+  private readonly clearStagedStatement: Statement<[string]>;
 
   constructor(private readonly database: HarnessDatabase) {
     const db = database.connection;
@@ -60,6 +70,41 @@ export class MessageRepository {
     );
     this.byIdStatement = db.prepare('SELECT * FROM messages WHERE id = ?');
     this.bySessionStatement = db.prepare('SELECT * FROM messages WHERE session_id = ? ORDER BY id');
+    this.stageStatement = db.prepare(
+      `INSERT OR REPLACE INTO staged_tool_results (execution_id, tool_call_id, content, is_error, created_at) VALUES (?, ?, ?, ?, ?)`,
+    );
+    this.stagedStatement = db.prepare('SELECT * FROM staged_tool_results WHERE execution_id = ?');
+    this.clearStagedStatement = db.prepare('DELETE FROM staged_tool_results WHERE execution_id = ?');
+  }
+
+  /**
+   * Keeps the result of one call of a running round, the moment the call finishes, so that a
+   * process that dies before the round ends does not lose it. `appendRound` moves the round's
+   * results into the conversation in call order; a run's start-up recovery reads what is left.
+   */
+  stageToolResult(executionId: string, message: ChatMessage): void {
+    if (message.role !== 'tool' || message.tool_call_id === undefined) throw new InvalidRecordError('role', message.role, ['tool']);
+    this.stageStatement.run(
+      executionId,
+      message.tool_call_id,
+      message.content == null ? null : toWellFormed(message.content),
+      message.is_error === true ? 1 : 0,
+      this.database.timestamp(),
+    );
+  }
+
+  /** The results a run has staged and not yet appended, by tool call id. */
+  stagedToolResults(executionId: string): Map<string, { content: string | null; isError: boolean }> {
+    return new Map(this.stagedStatement.all(executionId).map((row) => [row.tool_call_id, { content: row.content, isError: row.is_error === 1 }]));
+  }
+
+  /** Appends a batch of a run's messages and drops what the run had staged, in one transaction. */
+  appendRound(sessionId: number, executionId: string, messages: readonly ChatMessage[]): MessageRecord[] {
+    return this.database.transaction(() => {
+      const records = this.appendMany(sessionId, executionId, messages);
+      this.clearStagedStatement.run(executionId);
+      return records;
+    });
   }
 
   /**

@@ -7,12 +7,14 @@ import type { LlmModelConfig } from '../../harness/llm/chat-request';
 import type { LocalToolSessionRegistry } from '../../harness/local/local-tool-session-registry';
 import type { AskUserQuestionsRegistry } from '../../harness/tool/ask-user-questions-registry';
 import type { ActivityRepository } from '../persistence/activity-repository';
+import type { HarnessDatabase } from '../persistence/harness-database';
 import type { MessageRepository } from '../persistence/message-repository';
+import type { RunRepository, RunStatus } from '../persistence/run-repository';
 import type { SessionRecord } from '../persistence/session-repository';
-import { RunAlreadyActiveError } from '../session-errors';
+import { RunAlreadyActiveError, ServerStoppingError } from '../session-errors';
 import type { SessionService } from '../session-service';
 import type { StreamingWsRegistry } from '../ws/streaming-ws-registry';
-import { createWsEvent } from '../ws/ws-event';
+import { createErrorEvent } from '../ws/ws-event';
 import { WsStreamingEventListener } from '../ws/ws-streaming-event-listener';
 import type { SessionToolProvider } from './session-tool-provider';
 
@@ -21,6 +23,8 @@ export interface RunServiceDeps {
   sessions: SessionService;
   messages: MessageRepository;
   activities: ActivityRepository;
+  runs: RunRepository;
+  database: HarnessDatabase;
   wsRegistry: StreamingWsRegistry;
   localSessions: LocalToolSessionRegistry;
   askUserQuestions: AskUserQuestionsRegistry;
@@ -33,6 +37,8 @@ interface ActiveRun {
   executionId: string;
   context: AgentExecutionContext | null;
   cancelled: boolean;
+  /** Set when the server stopped the run (shutdown): it ends as a failure naming this. */
+  interruption: string | null;
   done: Promise<void>;
 }
 
@@ -48,19 +54,30 @@ const SYSTEM_PROMPT =
 export class RunService {
   private readonly logger = new Logger('RunService');
   private readonly active = new Map<number, ActiveRun>();
+  /** Set once shutdown began: why no new run starts. */
+  private stopping: string | null = null;
 
   constructor(private readonly deps: RunServiceDeps) {}
 
   /** Stores the user's message and starts the run; throws `RunAlreadyActiveError` if one is going. */
   start(session: SessionRecord, content: string): { executionId: string } {
+    if (this.stopping !== null) throw new ServerStoppingError(this.stopping);
     const running = this.active.get(session.id);
     if (running) throw new RunAlreadyActiveError(session.id, running.executionId);
     const executionId = randomUUID();
-    this.deps.messages.append(session.id, executionId, { role: 'user', content });
-    const run: ActiveRun = { executionId, context: null, cancelled: false, done: Promise.resolve() };
+    // One write: a stored message always has its run, and a run that is stored as started and
+    // never as ended is one the next start closes (RunRecovery).
+    this.deps.database.transaction(() => {
+      this.deps.runs.start(executionId, session.id);
+      this.deps.messages.append(session.id, executionId, { role: 'user', content });
+    });
+    const run: ActiveRun = { executionId, context: null, cancelled: false, interruption: null, done: Promise.resolve() };
     this.active.set(session.id, run);
     run.done = ExecutionScope.run(executionId, () => this.execute(session, run))
-      .catch((error: unknown) => this.logger.error(`run ${executionId} failed: ${describe(error)}`))
+      .catch((error: unknown) => {
+        this.logger.error(`run ${executionId} failed: ${describe(error)}`);
+        this.endRun(executionId, 'error', error instanceof Error ? error.message : String(error));
+      })
       .finally(() => {
         if (this.active.get(session.id) === run) this.active.delete(session.id);
       });
@@ -87,11 +104,28 @@ export class RunService {
     await this.active.get(sessionId)?.done;
   }
 
-  /** Cancels every run and waits for them to end (server shutdown). */
-  async shutdown(): Promise<void> {
-    const runs = [...this.active.keys()];
-    for (const sessionId of runs) this.cancel(sessionId);
-    await Promise.all([...this.active.values()].map((run) => run.done));
+  /**
+   * Server shutdown: refuses new runs, stops every active one — each ends with a final `error`
+   * event naming `reason`, so its watchers know it is over — and waits for them to end, at most
+   * `timeoutMs`. Resolves `false` if some run had not ended by then (it is recorded as
+   * `interrupted` at the next start).
+   */
+  async shutdown(reason = 'the server is shutting down', timeoutMs = 5000): Promise<boolean> {
+    this.stopping = reason;
+    for (const [sessionId, run] of this.active) {
+      this.deps.askUserQuestions.cancelSession(sessionId, reason);
+      this.deps.localSessions.cancelRun(sessionId, run.executionId, reason);
+      run.interruption = reason;
+      run.context?.interrupt(reason);
+    }
+    const ended = Promise.all([...this.active.values()].map((run) => run.done)).then(() => true);
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)));
+    try {
+      return await Promise.race([ended, late]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   private async execute(session: SessionRecord, run: ActiveRun): Promise<void> {
@@ -104,6 +138,7 @@ export class RunService {
       sessionId: session.id,
       executionId: run.executionId,
       logger: this.logger,
+      markFinalErrors: true,
     });
     // The session's MCP servers stay up for the whole run, however long it pauses between calls.
     const releaseMcp = deps.sessionTools.hold(session);
@@ -119,7 +154,7 @@ export class RunService {
     const sessionTools = await deps.sessionTools.forSession(session);
     for (const problem of sessionTools.problems) {
       this.logger.warn(`session ${session.id}: ${problem}`);
-      deps.wsRegistry.sendToUser(session.userId, createWsEvent('error', session.id, { message: problem, executionId: run.executionId }));
+      deps.wsRegistry.sendToUser(session.userId, createErrorEvent(session.id, problem, false, run.executionId));
     }
     const context = new AgentExecutionContext({
       executionId: run.executionId,
@@ -137,16 +172,29 @@ export class RunService {
       messages: deps.messages.toChatMessages(session.id),
     });
     run.context = context;
-    if (run.cancelled) context.cancel();
+    if (run.interruption !== null) context.interrupt(run.interruption);
+    else if (run.cancelled) context.cancel();
     const outcome = await deps.agentLoop.execute(context, listener, {
       saveAssistantMessage: (message) => {
         deps.messages.append(session.id, run.executionId, message);
       },
+      // Each result is staged as its call finishes; the round's batch then lands in call order.
+      saveToolResult: (message) => deps.messages.stageToolResult(run.executionId, message),
       saveToolMessages: (messages) => {
-        deps.messages.appendMany(session.id, run.executionId, messages);
+        deps.messages.appendRound(session.id, run.executionId, messages);
       },
     });
+    this.endRun(run.executionId, outcome.status, outcome.error ?? null);
     this.logger.log(`run ${run.executionId} of session ${session.id}: ${outcome.status} after ${outcome.rounds} round(s)`);
+  }
+
+  /** Records how a run ended; a store that fails here leaves the run to the next start's recovery. */
+  private endRun(executionId: string, status: Exclude<RunStatus, 'running'>, error: string | null): void {
+    try {
+      this.deps.runs.end(executionId, status, error);
+    } catch (failure) {
+      this.logger.warn(`run ${executionId}: its end was not recorded: ${describe(failure)}`);
+    }
   }
 }
 

@@ -1,33 +1,94 @@
+import { Logger } from '@nestjs/common';
+import type { ClientEvent } from '../../harness/local/client-event';
 import type { WsEvent } from './ws-event';
 
-/** The part of a WebSocket the registry needs (the `ws` package's `WebSocket` fits). */
+/**
+ * The part of a WebSocket the registry needs (the `ws` package's `WebSocket` fits). Only
+ * `readyState` and `send` are required, so an in-memory double can stand in for a socket; a
+ * connection without `bufferedAmount` counts as having nothing queued, one without `close` and
+ * `terminate` cannot be closed by the registry.
+ */
 export interface WsConnection {
   readonly readyState: number;
   send(data: string): void;
+  /** Bytes accepted by `send` that have not yet been handed to the network. */
+  readonly bufferedAmount?: number;
+  /** Starts the closing handshake. */
+  close?(code: number, reason: string): void;
+  /** Destroys the connection at once, without a handshake. */
+  terminate?(): void;
+}
+
+/** How much one connection may have queued, unsent, before it is closed as too slow (8 MiB). */
+export const DEFAULT_SEND_BUFFER_LIMIT_BYTES = 8 * 1024 * 1024;
+
+/** How long a too-slow client's closing handshake may take before its socket is destroyed. */
+export const DEFAULT_SLOW_CLIENT_CLOSE_GRACE_MS = 2_000;
+
+/** Close code 1013 "Try Again Later": the server dropped a client that did not keep up. */
+export const WS_CLOSE_TRY_AGAIN_LATER = 1013;
+
+/** The close reason a too-slow client gets. */
+export const SLOW_CLIENT_CLOSE_REASON = 'client did not read fast enough';
+
+export interface StreamingWsRegistryOptions {
+  /**
+   * Bound on a connection's queued, unsent bytes (default `DEFAULT_SEND_BUFFER_LIMIT_BYTES`).
+   * A frame that would take the queue past it is not sent and the connection is closed with
+   * 1013. A frame larger than the whole bound still goes to a client with nothing queued.
+   */
+  sendBufferLimitBytes?: number;
+  /** Grace for a too-slow client's close (default `DEFAULT_SLOW_CLIENT_CLOSE_GRACE_MS`). */
+  slowClientCloseGraceMs?: number;
+  logger?: { warn(message: string): void };
 }
 
 const OPEN = 1;
+const CLOSED = 3;
+
+/** How often a flush or a close is checked on: `ws` announces neither on the WebSocket itself. */
+const POLL_INTERVAL_MS = 10;
 
 /**
- * Open WebSocket connections by user. Events for a user with no open connection are dropped:
- * runs go on without an audience and the stored messages stay complete.
+ * Open WebSocket connections by user, and the one place that sends frames to them. Events for a
+ * user with no open connection are dropped: runs go on without an audience and the stored
+ * messages stay complete.
+ *
+ * Every connection has a bounded send buffer. A client that stops reading would otherwise make
+ * the server queue every event of every run in memory; instead it is closed with 1013 (and
+ * destroyed if it does not read even the close), while the user's other connections go on
+ * receiving everything.
  */
 export class StreamingWsRegistry {
+  /** The send buffer bound in force (see `StreamingWsRegistryOptions.sendBufferLimitBytes`). */
+  readonly sendBufferLimitBytes: number;
+  private readonly slowClientCloseGraceMs: number;
+  private readonly logger: { warn(message: string): void };
   private readonly byUser = new Map<number, Set<WsConnection>>();
+  private readonly userOf = new Map<WsConnection, number>();
+  /** Connections the registry has started to close and that are not closed yet. */
+  private readonly closing = new Set<WsConnection>();
 
+  constructor(options: StreamingWsRegistryOptions = {}) {
+    this.sendBufferLimitBytes = options.sendBufferLimitBytes ?? DEFAULT_SEND_BUFFER_LIMIT_BYTES;
+    this.slowClientCloseGraceMs = options.slowClientCloseGraceMs ?? DEFAULT_SLOW_CLIENT_CLOSE_GRACE_MS;
+    this.logger = options.logger ?? new Logger('StreamingWsRegistry');
+  }
+
+  /** Registers an open connection of `userId`: it receives the user's events from now on. */
   add(userId: number, connection: WsConnection): void {
     const set = this.byUser.get(userId) ?? new Set<WsConnection>();
     set.add(connection);
     this.byUser.set(userId, set);
+    this.userOf.set(connection, userId);
   }
 
+  /** Forgets a connection that closed; one the registry already dropped is no longer known. */
   remove(userId: number, connection: WsConnection): void {
-    const set = this.byUser.get(userId);
-    if (!set) return;
-    set.delete(connection);
-    if (set.size === 0) this.byUser.delete(userId);
+    if (this.userOf.get(connection) === userId) this.forget(connection);
   }
 
+  /** Open connections of the user that still receive events. */
   connectionCount(userId: number): number {
     return this.byUser.get(userId)?.size ?? 0;
   }
@@ -37,21 +98,109 @@ export class StreamingWsRegistry {
     const set = this.byUser.get(userId);
     if (!set) return 0;
     const frame = JSON.stringify(event);
+    const bytes = Buffer.byteLength(frame);
     let delivered = 0;
+    // A too-slow connection leaves the set while it is iterated: a Set allows that.
     for (const connection of set) {
-      if (sendFrame(connection, frame)) delivered++;
+      if (this.sendFrame(connection, frame, bytes)) delivered++;
     }
     return delivered;
   }
+
+  /**
+   * Sends one event to one connection, within its send buffer bound; returns whether it took
+   * it. A closed, failing or too-slow connection has not. Never throws.
+   */
+  send(connection: WsConnection, event: WsEvent | ClientEvent): boolean {
+    const frame = JSON.stringify(event);
+    return this.sendFrame(connection, frame, Buffer.byteLength(frame));
+  }
+
+  /**
+   * Closes every connection, for shutdown: each first gets until `timeoutMs` to flush what is
+   * already queued, then is closed with `code` and `reason`; whatever is still open at the
+   * deadline is destroyed. Connections leave the registry at once, so no later event is queued
+   * behind the close. Resolves when every connection is closed or destroyed.
+   */
+  async closeAll(code: number, reason: string, timeoutMs: number): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    const open = [...this.userOf.keys()];
+    const alreadyClosing = [...this.closing];
+    for (const connection of open) this.forget(connection);
+    await Promise.all([
+      ...open.map(async (connection) => {
+        await pollUntil(() => connection.readyState !== OPEN || (connection.bufferedAmount ?? 0) === 0, deadline);
+        await this.closeBy(connection, code, reason, deadline);
+      }),
+      ...alreadyClosing.map((connection) => this.settleBy(connection, deadline)),
+    ]);
+  }
+
+  private sendFrame(connection: WsConnection, frame: string, bytes: number): boolean {
+    if (connection.readyState !== OPEN) return false;
+    const queued = connection.bufferedAmount ?? 0;
+    // Checked before sending, so the queue never grows past the bound; an empty queue takes any
+    // frame, or one event larger than the bound would cut off every client, however fast.
+    if (queued > 0 && queued + bytes > this.sendBufferLimitBytes) {
+      this.closeTooSlow(connection, queued);
+      return false;
+    }
+    try {
+      connection.send(frame);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  private closeTooSlow(connection: WsConnection, queued: number): void {
+    const userId = this.userOf.get(connection);
+    this.forget(connection);
+    this.logger.warn(
+      `closing a connection of user ${userId ?? '?'} that does not read: ${queued} bytes unsent, send buffer bound ${this.sendBufferLimitBytes}`,
+    );
+    // The close frame waits behind everything queued: a client that resumes reading within the
+    // grace gets it all and learns why; one that does not is destroyed, freeing the buffer.
+    void this.closeBy(connection, WS_CLOSE_TRY_AGAIN_LATER, SLOW_CLIENT_CLOSE_REASON, Date.now() + this.slowClientCloseGraceMs);
+  }
+
+  /** Starts the closing handshake and destroys the connection if it is not closed by `deadline`. */
+  private async closeBy(connection: WsConnection, code: number, reason: string, deadline: number): Promise<void> {
+    try {
+      connection.close?.(code, reason);
+    } catch {
+      // `ws` refuses some codes and reasons over 123 bytes: the connection must go all the same.
+      connection.terminate?.();
+    }
+    await this.settleBy(connection, deadline);
+  }
+
+  /** Waits for a closing connection to close, destroying it at `deadline`. */
+  private async settleBy(connection: WsConnection, deadline: number): Promise<void> {
+    this.closing.add(connection);
+    try {
+      if (!(await pollUntil(() => connection.readyState === CLOSED, deadline))) connection.terminate?.();
+    } finally {
+      this.closing.delete(connection);
+    }
+  }
+
+  private forget(connection: WsConnection): void {
+    const userId = this.userOf.get(connection);
+    if (userId === undefined) return;
+    this.userOf.delete(connection);
+    const set = this.byUser.get(userId);
+    set?.delete(connection);
+    if (set?.size === 0) this.byUser.delete(userId);
+  }
 }
 
-/** Sends one serialized frame; a closed or failing socket counts as not delivered. */
-export function sendFrame(connection: WsConnection, frame: string): boolean {
-  if (connection.readyState !== OPEN) return false;
-  try {
-    connection.send(frame);
-    return true;
-  } catch {
-    return false;
+/** Resolves `true` once `condition` holds, or `false` if it still does not at `deadline`. */
+async function pollUntil(condition: () => boolean, deadline: number): Promise<boolean> {
+  while (!condition()) {
+    const left = deadline - Date.now();
+    if (left <= 0) return false;
+    await new Promise<void>((resolve) => setTimeout(resolve, Math.min(POLL_INTERVAL_MS, left)));
   }
+  return true;
 }

@@ -9,8 +9,8 @@ import { TokenAuthenticator } from '../auth/token-authenticator';
 import { RunService } from '../run/run.service';
 import { SessionService } from '../session-service';
 import { INVALID_FRAME, requireField } from './client-frame';
-import { sendFrame, StreamingWsRegistry } from './streaming-ws-registry';
-import { createWsEvent } from './ws-event';
+import { StreamingWsRegistry } from './streaming-ws-registry';
+import { createErrorEvent } from './ws-event';
 
 /** Close code for a missing or unknown token (interface.md). */
 export const WS_UNAUTHORIZED = 4401;
@@ -61,8 +61,10 @@ export class StreamingGateway implements OnGatewayConnection, OnGatewayDisconnec
     const connection = { id: randomUUID(), userId };
     this.connections.set(client, connection);
     this.deps.registry.add(userId, client);
+    // LOCAL tool requests go through the registry too, so they count against the same send
+    // buffer bound; a request the connection did not take is not counted as delivered to it.
     this.deps.localSessions.addConnection(connection.id, userId, (event) => {
-      if (!sendFrame(client, JSON.stringify(event))) throw new Error('connection is not open');
+      if (!this.deps.registry.send(client, event)) throw new Error('connection is not open or does not read');
     });
     client.on('error', (error) => this.logger.warn(`connection ${connection.id}: ${error.message}`));
   }
@@ -140,7 +142,7 @@ export class StreamingGateway implements OnGatewayConnection, OnGatewayDisconnec
     }
     if (problem !== null) {
       const sessionId = Number.isSafeInteger(frame.sessionId) ? (frame.sessionId as number) : null;
-      sendFrame(client, JSON.stringify(createWsEvent('error', sessionId, { message: problem })));
+      this.deps.registry.send(client, createErrorEvent(sessionId, problem, false));
     }
   }
 

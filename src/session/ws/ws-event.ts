@@ -32,3 +32,11 @@ export function createWsEvent(
 ): WsEvent {
   return { type, sessionId, data, timestamp: now() };
 }
+
+/**
+ * An `error` event. `final` says whether it ended a run (interface.md): `true` only for the last
+ * event of a run that failed; a problem reported beside a run or about a client frame is `false`.
+ */
+export function createErrorEvent(sessionId: number | null, message: string, final: boolean, executionId?: string): WsEvent {
+  return createWsEvent('error', sessionId, executionId === undefined ? { message, final } : { message, final, executionId });
+}

@@ -32,6 +32,12 @@ export interface WsStreamingEventListenerOptions {
   executionId: string;
   now?: () => number;
   logger?: { warn(message: string): void };
+  /**
+   * Marks the run's `error` event with `final: true` (interface.md): every `onError` ends the
+   * run. The server always sets it; it is an option only so that a listener built without it
+   * sends the event exactly as it did before the field existed.
+   */
+  markFinalErrors?: boolean;
 }
 
 interface ToolCallSeen {
@@ -111,7 +117,7 @@ export class WsStreamingEventListener implements AgentEventListener {
   }
 
   onError(message: string): void {
-    this.emit('error', { message });
+    this.emit('error', this.options.markFinalErrors ? { message, final: true } : { message });
   }
 
   private recordActivity(

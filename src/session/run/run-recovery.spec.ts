@@ -1,0 +1,78 @@
+import type { ToolCall } from '../../harness/llm/chat-request';
+import { ActivityRepository } from '../persistence/activity-repository';
+import { HarnessDatabase } from '../persistence/harness-database';
+import { MessageRepository } from '../persistence/message-repository';
+import { RunRepository } from '../persistence/run-repository';
+import { SessionRepository } from '../persistence/session-repository';
+import { INTERRUPTED_RUN_REASON, INTERRUPTED_TOOL_RESULT, RunRecovery } from './run-recovery';
+
+function call(id: string, name: string, args: Record<string, unknown>): ToolCall {
+  return { id, type: 'function', function: { name, arguments: JSON.stringify(args) } };
+}
+
+describe('RunRecovery', () => {
+  let database: HarnessDatabase;
+  let runs: RunRepository;
+  let messages: MessageRepository;
+  let activities: ActivityRepository;
+  let sessionId: number;
+
+  beforeEach(() => {
+    database = new HarnessDatabase(':memory:');
+    runs = new RunRepository(database);
+    messages = new MessageRepository(database);
+    activities = new ActivityRepository(database);
+    sessionId = new SessionRepository(database).create({ userId: 1, executionMode: 'CLOUD', permissionLevel: 'FULL', workspace: 'w' }).id;
+  });
+  afterEach(() => database.close());
+
+  const recover = () => new RunRecovery({ database, runs, messages, activities }).recoverAll();
+
+  it('closes the last round of an unfinished run: staged results in call order, an error for the rest, an activity each', () => {
+    runs.start('e1', sessionId);
+    messages.append(sessionId, 'e1', { role: 'user', content: 'do three things' });
+    messages.append(sessionId, 'e1', {
+      role: 'assistant',
+      content: null,
+      tool_calls: [call('a', 'read_file', { path: 'a.txt' }), call('b', 'write_file', { path: 'b.txt', content: 'x' }), call('c', 'shell', { command: 'make' })],
+    });
+    // `b` finished first, then `a`; the process died while `c` ran.
+    messages.stageToolResult('e1', { role: 'tool', tool_call_id: 'b', content: 'Wrote 1 bytes to b.txt' });
+    messages.stageToolResult('e1', { role: 'tool', tool_call_id: 'a', content: '{"error":"no such file"}', is_error: true });
+
+    expect(recover()).toEqual([{ executionId: 'e1', sessionId, unansweredCalls: ['c'], finishedCalls: ['a', 'b'] }]);
+
+    const tool = messages.listBySession(sessionId).filter((m) => m.role === 'tool');
+    expect(tool.map((m) => [m.toolCallId, m.content, m.isError ?? false])).toEqual([
+      ['a', '{"error":"no such file"}', true],
+      ['b', 'Wrote 1 bytes to b.txt', false],
+      ['c', INTERRUPTED_TOOL_RESULT, true],
+    ]);
+    expect(messages.stagedToolResults('e1').size).toBe(0);
+    expect(activities.listBySession(sessionId).map((a) => [a.toolCallId, a.status, a.target])).toEqual([
+      ['a', 'ERROR', 'a.txt'],
+      ['b', 'SUCCESS', 'b.txt'],
+      ['c', 'ERROR', 'make'],
+    ]);
+    expect(runs.find('e1')).toEqual(expect.objectContaining({ status: 'interrupted', error: INTERRUPTED_RUN_REASON, endedAt: expect.any(String) }));
+  });
+
+  it('marks a run that died before the model answered as interrupted, writing nothing else', () => {
+    runs.start('e2', sessionId);
+    messages.append(sessionId, 'e2', { role: 'user', content: 'hello?' });
+
+    expect(recover()).toEqual([{ executionId: 'e2', sessionId, unansweredCalls: [], finishedCalls: [] }]);
+    expect(messages.listBySession(sessionId)).toHaveLength(1);
+    expect(runs.find('e2')?.status).toBe('interrupted');
+  });
+
+  it('leaves runs that ended alone, and a second start finds nothing to do', () => {
+    runs.start('done', sessionId);
+    runs.end('done', 'completed');
+    runs.start('cut', sessionId);
+
+    expect(recover().map((r) => r.executionId)).toEqual(['cut']);
+    expect(recover()).toEqual([]);
+    expect(runs.find('done')?.status).toBe('completed');
+  });
+});

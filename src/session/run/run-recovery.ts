@@ -1,0 +1,101 @@
+import { toolResultMessage } from '../../harness/core/agent-execution-context';
+import type { ChatMessage, ToolCall } from '../../harness/llm/chat-request';
+import { describeToolActivity } from '../persistence/activity-describer';
+import type { ActivityRepository } from '../persistence/activity-repository';
+import type { HarnessDatabase } from '../persistence/harness-database';
+import type { MessageRecord, MessageRepository } from '../persistence/message-repository';
+import type { RunRepository } from '../persistence/run-repository';
+
+/** What the model reads for a call the process did not live to finish. */
+export const INTERRUPTED_TOOL_RESULT = 'Tool execution failed: the server stopped before the call finished';
+/** Why a run found unfinished at start was closed. */
+export const INTERRUPTED_RUN_REASON = 'the server stopped before the run finished';
+
+export interface RunRecoveryDeps {
+  database: HarnessDatabase;
+  runs: RunRepository;
+  messages: MessageRepository;
+  activities: ActivityRepository;
+}
+
+/** What closing one unfinished run did. */
+export interface RecoveredRun {
+  executionId: string;
+  sessionId: number;
+  /** Calls that had no result: each got an error tool message and an activity. */
+  unansweredCalls: string[];
+  /** Calls that had finished: their staged result joined the conversation, with an activity. */
+  finishedCalls: string[];
+}
+
+/**
+ * Closes, at start-up, the runs a previous process left unfinished (killed, crashed, lost power).
+ * Each such run's last round is completed in the store the way the loop completes a cancelled
+ * round: a call that had finished gets the result it staged, a call that had not gets an error
+ * result (status `error`), each with an activity, all in call order; the run is recorded as
+ * `interrupted`. The session then takes new messages, and the
+ * conversation it sends to a provider answers every call.
+ */
+export class RunRecovery {
+  constructor(private readonly deps: RunRecoveryDeps) {}
+
+  /** Closes every unfinished run, each in one transaction. */
+  recoverAll(): RecoveredRun[] {
+    return this.deps.runs.listRunning().map((run) => this.deps.database.transaction(() => this.recover(run.executionId, run.sessionId)));
+  }
+
+  private recover(executionId: string, sessionId: number): RecoveredRun {
+    const { messages, activities, runs } = this.deps;
+    const recovered: RecoveredRun = { executionId, sessionId, unansweredCalls: [], finishedCalls: [] };
+    const stored = messages.listBySession(sessionId).filter((message) => message.executionId === executionId);
+    const lastCalls = lastAssistantWithCalls(stored);
+    if (lastCalls) {
+      const answered = new Set<string>();
+      for (const message of stored.slice(lastCalls.index + 1)) {
+        if (message.role === 'tool' && message.toolCallId !== undefined) answered.add(message.toolCallId);
+      }
+      const staged = messages.stagedToolResults(executionId);
+      const round: ChatMessage[] = [];
+      for (const call of lastCalls.calls) {
+        if (answered.has(call.id)) continue;
+        const result = staged.get(call.id);
+        if (result) {
+          round.push(toolResultMessage(call.id, call.function.name, result.content ?? '', result.isError));
+          this.audit(executionId, sessionId, call, result.content ?? '', result.isError);
+          recovered.finishedCalls.push(call.id);
+        } else {
+          round.push(toolResultMessage(call.id, call.function.name, INTERRUPTED_TOOL_RESULT, true));
+          this.audit(executionId, sessionId, call, INTERRUPTED_TOOL_RESULT, true, INTERRUPTED_RUN_REASON);
+          recovered.unansweredCalls.push(call.id);
+        }
+      }
+      // In call order, as the round would have stored them.
+      messages.appendRound(sessionId, executionId, round);
+    }
+    runs.end(executionId, 'interrupted', INTERRUPTED_RUN_REASON);
+    return recovered;
+  }
+
+  private audit(executionId: string, sessionId: number, call: ToolCall, result: string, isError: boolean, errorMessage?: string): void {
+    const described = describeToolActivity(call.function.name, call.function.arguments, result, isError, errorMessage ? { errorMessage } : undefined);
+    this.deps.activities.record({
+      sessionId,
+      executionId,
+      toolCallId: call.id,
+      toolName: call.function.name,
+      ...described,
+      status: isError ? 'ERROR' : 'SUCCESS',
+      metadata: errorMessage ? { errorMessage, interrupted: true } : { recoveredAtStart: true },
+    });
+  }
+}
+
+/** The run's last assistant message that called tools, if no later assistant message follows it. */
+function lastAssistantWithCalls(messages: MessageRecord[]): { index: number; calls: ToolCall[] } | null {
+  for (let index = messages.length - 1; index >= 0; index--) {
+    const message = messages[index];
+    if (message.role !== 'assistant') continue;
+    return message.toolCalls && message.toolCalls.length > 0 ? { index, calls: message.toolCalls } : null;
+  }
+  return null;
+}

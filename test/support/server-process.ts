@@ -1,0 +1,58 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import * as path from 'node:path';
+import { withTimeout } from './ws-test-client';
+
+const MAIN = path.resolve(__dirname, '../../dist/main.js');
+export const READY = /^harness listening on (http:\/\/[^\s:]+:(\d+))$/m;
+
+/** `node dist/main.js` as a child process, with everything it printed so far. */
+export interface ServerProcess {
+  child: ChildProcess;
+  stdout: () => string;
+  stderr: () => string;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+export function spawnServer(env: Record<string, string>): ServerProcess {
+  // Only what the server needs: no HARNESS_* or LLM_* variables leak in from the test's environment.
+  const child = spawn(process.execPath, [MAIN], {
+    env: { PATH: process.env.PATH ?? '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  );
+  return { child, stdout: () => stdout, stderr: () => stderr, exited };
+}
+
+/** Resolves with the URL from the ready line; fails if the process exits or stays silent. */
+export async function waitUntilListening(server: ServerProcess, timeoutMs = 10_000): Promise<string> {
+  const ready = new Promise<string>((resolve, reject) => {
+    const check = () => {
+      const match = READY.exec(server.stdout());
+      if (match) {
+        server.child.stdout?.off('data', check);
+        resolve(match[1]);
+      }
+    };
+    server.child.stdout?.on('data', check);
+    void server.exited.then(({ code, signal }) =>
+      reject(new Error(`server exited (code ${code}, signal ${signal}) before listening:\n${server.stdout()}\n${server.stderr()}`)),
+    );
+    check();
+  });
+  return withTimeout(ready, timeoutMs, `no ready line; stdout so far:\n${server.stdout()}`);
+}
+
+/** Polls an async condition (for state another process owns, which sends no event). */
+export async function waitUntil(condition: () => Promise<boolean>, description: string, timeoutMs = 5_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting until ${description}`);
+    await new Promise<void>((resolve) => setTimeout(resolve, 20));
+  }
+}
