@@ -1,6 +1,5 @@
 import { Catch, HttpException, Logger, type ArgumentsHost, type ExceptionFilter } from '@nestjs/common';
-import { InvalidSessionInputError, RunAlreadyActiveError, SessionNotFoundError } from '../session-errors';
-import { isBodyParserError } from './json-body';
+import { InvalidSessionInputError, RunAlreadyActiveError, ServerStoppingError, SessionNotFoundError } from '../session-errors';
 
 interface JsonResponse {
   status(code: number): JsonResponse;
@@ -9,7 +8,8 @@ interface JsonResponse {
 
 /**
  * Maps the session layer's named errors to HTTP answers, and every other failure to a JSON body
- * of interface.md's shape (`{"message": "..."}`), never an HTML page or a stack trace.
+ * of interface.md's shape (`{"message": "..."}`), never an HTML page or a stack trace. Request
+ * body failures arrive already worded (`body: ...`, see json-body.ts).
  */
 @Catch()
 export class HarnessExceptionFilter implements ExceptionFilter {
@@ -25,15 +25,12 @@ export class HarnessExceptionFilter implements ExceptionFilter {
     if (exception instanceof SessionNotFoundError) return [404, exception.message];
     if (exception instanceof InvalidSessionInputError) return [400, exception.message];
     if (exception instanceof RunAlreadyActiveError) return [409, exception.message];
+    if (exception instanceof ServerStoppingError) return [503, exception.message];
     if (exception instanceof HttpException) {
       const body = exception.getResponse();
       const status = exception.getStatus();
       const message = typeof body === 'string' ? body : (body as { message?: unknown }).message;
       const text = Array.isArray(message) ? message.join('; ') : typeof message === 'string' ? message : exception.message;
-      // body-parser's failures arrive as their cause (see json-body.ts): say they are about the body
-      if (isBodyParserError(exception.cause)) {
-        return [status, exception.cause.type === 'entity.parse.failed' ? `body: not valid JSON (${text})` : `body: ${text}`];
-      }
       return [status, text];
     }
     this.logger.error(exception instanceof Error ? (exception.stack ?? exception.message) : String(exception));

@@ -36,9 +36,11 @@ describe('RunRecovery', () => {
       content: null,
       tool_calls: [call('a', 'read_file', { path: 'a.txt' }), call('b', 'write_file', { path: 'b.txt', content: 'x' }), call('c', 'shell', { command: 'make' })],
     });
-    // `b` finished first, then `a`; the process died while `c` ran.
+    // `b` finished first, then `a`, which was streamed (first in call order) and audited; the
+    // process died while `c` ran.
     messages.stageToolResult('e1', { role: 'tool', tool_call_id: 'b', content: 'Wrote 1 bytes to b.txt' });
     messages.stageToolResult('e1', { role: 'tool', tool_call_id: 'a', content: '{"error":"no such file"}', is_error: true });
+    activities.record({ sessionId, executionId: 'e1', toolCallId: 'a', toolName: 'read_file', type: 'file_read', target: 'a.txt', summary: 'a.txt not found', status: 'ERROR' });
 
     expect(recover()).toEqual([{ executionId: 'e1', sessionId, unansweredCalls: ['c'], finishedCalls: ['a', 'b'] }]);
 

@@ -55,13 +55,23 @@ export class RunRecovery {
         if (message.role === 'tool' && message.toolCallId !== undefined) answered.add(message.toolCallId);
       }
       const staged = messages.stagedToolResults(executionId);
+      // Results of the round that had already been streamed have their activity: the round
+      // records it as it applies each result in call order. (An id can come back in a later
+      // round, so only activities from this round's start count.)
+      const roundStart = stored[lastCalls.index].createdAt;
+      const audited = new Set(
+        activities
+          .listBySession(sessionId)
+          .filter((activity) => activity.executionId === executionId && activity.createdAt >= roundStart)
+          .map((activity) => activity.toolCallId),
+      );
       const round: ChatMessage[] = [];
       for (const call of lastCalls.calls) {
         if (answered.has(call.id)) continue;
         const result = staged.get(call.id);
         if (result) {
           round.push(toolResultMessage(call.id, call.function.name, result.content ?? '', result.isError));
-          this.audit(executionId, sessionId, call, result.content ?? '', result.isError);
+          if (!audited.has(call.id)) this.audit(executionId, sessionId, call, result.content ?? '', result.isError);
           recovered.finishedCalls.push(call.id);
         } else {
           round.push(toolResultMessage(call.id, call.function.name, INTERRUPTED_TOOL_RESULT, true));
