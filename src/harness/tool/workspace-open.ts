@@ -66,17 +66,7 @@ export async function openDirectoryBeneath(root: string, relativeDir: string, cr
   let dir = await fs.open(root, O_PATH | fsConstants.O_DIRECTORY);
   try {
     for (const part of parts) {
-      const entry = `${PROC_FD}/${dir.fd}/${part}`;
-      if (create) {
-        await fs.mkdir(entry).catch((error: NodeJS.ErrnoException) => {
-          if (error.code !== 'EEXIST') throw error;
-        });
-      }
-      const next = await fs.open(entry, O_PATH | fsConstants.O_DIRECTORY | fsConstants.O_NOFOLLOW).catch(async (error: NodeJS.ErrnoException) => {
-        // A link refused by O_DIRECTORY|O_NOFOLLOW reads as "not a directory": say what it is.
-        if (error.code === 'ENOTDIR' && (await fs.lstat(entry).catch(() => null))?.isSymbolicLink()) error.code = 'ELOOP';
-        throw error;
-      });
+      const next = await openDirectoryEntry(`${PROC_FD}/${dir.fd}/${part}`, create);
       await dir.close();
       dir = next;
     }
@@ -85,6 +75,23 @@ export async function openDirectoryBeneath(root: string, relativeDir: string, cr
     await dir.close().catch(() => undefined);
     throw error;
   }
+}
+
+/**
+ * Opens the directory at `entry` (`/proc/self/fd/<parent>/<name>`) as an `O_PATH` descriptor
+ * without following a link, making it first with `create`. A link refused by
+ * `O_DIRECTORY|O_NOFOLLOW` reads as "not a directory"; it is reported as `ELOOP`, what it is.
+ */
+async function openDirectoryEntry(entry: string, create: boolean): Promise<FileHandle> {
+  if (create) {
+    await fs.mkdir(entry).catch((error: NodeJS.ErrnoException) => {
+      if (error.code !== 'EEXIST') throw error;
+    });
+  }
+  return fs.open(entry, O_PATH | fsConstants.O_DIRECTORY | fsConstants.O_NOFOLLOW).catch(async (error: NodeJS.ErrnoException) => {
+    if (error.code === 'ENOTDIR' && (await fs.lstat(entry).catch(() => null))?.isSymbolicLink()) error.code = 'ELOOP';
+    throw error;
+  });
 }
 
 /**
@@ -101,25 +108,75 @@ export async function openFileBeneath(
   const parts = componentsOf(relativePath);
   const name = parts.pop();
   if (name === undefined) throw Object.assign(new Error('the workspace itself is not a file'), { code: 'EISDIR' });
-  const dir = await openDirectoryBeneath(root, parts.join('/'), options.createDirectories ?? false);
+  const dir = await PinnedDirectory.open(root, parts.join('/'), options.createDirectories ?? false);
   try {
-    const entry = canOpenBeneath() ? `${PROC_FD}/${dir.fd}/${name}` : path.join(root, ...parts, name);
-    return await fs.open(entry, flags | fsConstants.O_NOFOLLOW, 0o666);
+    return await dir.openFile(name, flags);
   } finally {
     await dir.close();
   }
 }
 
 /**
- * The entries of the directory `relativeDir` of the workspace `root`, read through a descriptor
- * opened by `openDirectoryBeneath`: the directory listed is the one reached without following
- * links, whatever its path names by the time it is read.
+ * A directory of a workspace, reached without following links and held open, whose entries are
+ * opened relative to it (`/proc/self/fd/<fd>/<name>`, never following a link). A walk over a tree
+ * opens each directory once, from its parent: opening every directory from the workspace root
+ * instead costs one open per component of its path, which grows with the square of the depth
+ * (an 800-deep chain took 320 000 opens). The directory stays the one that was opened whatever
+ * its path names meanwhile; a link swapped in for one of its entries makes that entry's open
+ * fail. Without `/proc` it names its entries by path, as `openDirectoryBeneath` does there.
+ * Each instance holds a descriptor until `close()`.
  */
-export async function listDirectoryBeneath(root: string, relativeDir: string): Promise<Dirent[]> {
-  const dir = await openDirectoryBeneath(root, relativeDir);
-  try {
-    return await fs.readdir(canOpenBeneath() ? `${PROC_FD}/${dir.fd}` : path.join(root, ...componentsOf(relativeDir)), { withFileTypes: true });
-  } finally {
-    await dir.close();
+export class PinnedDirectory {
+  private constructor(
+    private readonly handle: FileHandle,
+    /** Its path when it was opened; used for its entries only without `/proc`. */
+    private readonly pathWithoutProc: string,
+  ) {}
+
+  /** Opens the directory `relativeDir` of the workspace `root` as `openDirectoryBeneath` does. */
+  static async open(root: string, relativeDir: string, create = false): Promise<PinnedDirectory> {
+    const handle = await openDirectoryBeneath(root, relativeDir, create);
+    return new PinnedDirectory(handle, path.join(root, ...componentsOf(relativeDir)));
+  }
+
+  /**
+   * Opens its entry `name` as a directory without following a link; rejects with `ELOOP` for a
+   * link and `ENOTDIR` for anything else that is not a directory.
+   */
+  async openDirectory(name: string): Promise<PinnedDirectory> {
+    const entry = this.entry(name);
+    const handle = canOpenBeneath()
+      ? await openDirectoryEntry(entry, false)
+      : await fs.open(entry, fsConstants.O_RDONLY | fsConstants.O_DIRECTORY | fsConstants.O_NOFOLLOW);
+    return new PinnedDirectory(handle, path.join(this.pathWithoutProc, name));
+  }
+
+  /** Opens its entry `name` with `flags` (`O_NOFOLLOW` is added, so a link is refused with `ELOOP`). */
+  async openFile(name: string, flags: number): Promise<FileHandle> {
+    return fs.open(this.entry(name), flags | fsConstants.O_NOFOLLOW, 0o666);
+  }
+
+  /** Its entries, read through the descriptor. */
+  async list(): Promise<Dirent[]> {
+    return fs.readdir(canOpenBeneath() ? this.descriptorPath() : this.pathWithoutProc, { withFileTypes: true });
+  }
+
+  close(): Promise<void> {
+    return this.handle.close();
+  }
+
+  /** The path that opens its entry `name`: one component, never `.` or `..`. */
+  private entry(name: string): string {
+    if (name === '' || name === '.' || name === '..' || name.includes('/') || name.includes('\0')) {
+      throw Object.assign(new Error(`not an entry name: '${name}'`), { code: 'EINVAL' });
+    }
+    return canOpenBeneath() ? `${this.descriptorPath()}/${name}` : path.join(this.pathWithoutProc, name);
+  }
+
+  /** `/proc/self/fd/<fd>` of its descriptor. */
+  private descriptorPath(): string {
+    // Once closed, its number may already name another file: never build a path from it.
+    if (this.handle.fd < 0) throw Object.assign(new Error('the directory was closed'), { code: 'EBADF' });
+    return `${PROC_FD}/${this.handle.fd}`;
   }
 }

@@ -39,7 +39,28 @@ describe('compileGlob', () => {
     ['a**b', 'aXXb', true],
     ['a**b', 'a/b', false],
   ])('%s against %s → %s', (pattern, candidate, expected) => {
-    expect(matcher(pattern).test(candidate)).toBe(expected);
+    const compiled = matcher(pattern);
+    expect(compiled.test(candidate)).toBe(expected);
+    // A walk may start at the literal directory: nothing the pattern matches lies elsewhere.
+    if (expected && compiled.literalDirectory !== '') expect(candidate.startsWith(`${compiled.literalDirectory}/`)).toBe(true);
+  });
+
+  it.each([
+    ['*.ts', ''],
+    ['src/lib/*.ts', 'src/lib'],
+    ['./src/lib/util.ts', 'src/lib'],
+    ['src/**/*.ts', 'src'],
+    ['src/**', 'src'],
+    ['**/*.ts', ''],
+    ['{src,test}/*.ts', ''],
+    ['src/{a,b}/*.ts', 'src'],
+    ['src/a{1,2}/x', 'src'],
+    ['src/file\\*/x', 'src'],
+    ['src/?/x', 'src'],
+    ['src//lib/x', 'src'],
+    ['src/./lib/x', 'src'],
+  ])('%s has the literal directory %p', (pattern, directory) => {
+    expect(matcher(pattern).literalDirectory).toBe(directory);
   });
 
   it.each([

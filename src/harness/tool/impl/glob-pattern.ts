@@ -5,6 +5,12 @@ import type { ArgumentResult } from '../tool-arguments';
 /** A compiled glob: `test` answers whether a whole relative path matches, in linear time. */
 export interface GlobMatcher {
   test(relativePath: string): boolean;
+  /**
+   * The pattern's leading directories that hold no wildcard, `/`-separated (`src/lib` for
+   * `src/lib/**\/*.ts`; `''` when the first segment has one, or there is only one segment).
+   * Every path the pattern matches lies below them, so a walk need look nowhere else.
+   */
+  literalDirectory: string;
 }
 
 const REGEX_SPECIAL = new Set(['.', '+', '^', '$', '(', ')', '[', ']', '|', '\\', '/']);
@@ -72,7 +78,18 @@ export function compileGlob(pattern: string): ArgumentResult<GlobMatcher> {
   } catch (error) {
     return { ok: false, error: `glob pattern '${pattern}' cannot be used: ${error instanceof Error ? error.message : String(error)}` };
   }
-  return { ok: true, value: { test: (relativePath) => compiled.matches(relativePath) } };
+  return { ok: true, value: { test: (relativePath) => compiled.matches(relativePath), literalDirectory: literalDirectoryOf(glob) } };
+}
+
+/** Leading segments before the last one that are plain names: no wildcard, brace or escape, not `.` or empty. */
+function literalDirectoryOf(glob: string): string {
+  const segments = glob.split('/').slice(0, -1);
+  const literal: string[] = [];
+  for (const segment of segments) {
+    if (segment === '' || segment === '.' || /[*?{}\\]/.test(segment)) break;
+    literal.push(segment);
+  }
+  return literal.join('/');
 }
 
 function startsSegment(glob: string, at: number, depth: number): boolean {

@@ -69,4 +69,73 @@ describe('GlobTool', () => {
   ])('%j → error', async (args, error) => {
     expect(await glob(args)).toEqual({ error });
   });
+
+  describe('when the pattern starts with plain directories', () => {
+    it('walks only below them', async () => {
+      // Three entries would not even cover the workspace root; src/lib holds two.
+      expect(await glob({ pattern: 'src/lib/*.ts' }, new GlobTool({ maxEntries: 3 }))).toEqual({
+        files: ['src/lib/util.spec.ts', 'src/lib/util.ts'],
+        truncated: false,
+      });
+    });
+
+    it('still never enters node_modules, .git or a link to a directory', async () => {
+      await fs.symlink(path.join(workspace, 'src'), path.join(workspace, 'src-link'));
+      expect(await glob({ pattern: 'node_modules/**' })).toEqual({ files: [], truncated: false });
+      expect(await glob({ pattern: '.git/*' })).toEqual({ files: [], truncated: false });
+      expect(await glob({ pattern: 'src-link/*.ts' })).toEqual({ files: [], truncated: false });
+      expect(await glob({ pattern: 'missing/*.ts' })).toEqual({ files: [], truncated: false });
+    });
+  });
+
+  describe('when its time runs out', () => {
+    const deadlineError = (ms: number) =>
+      `glob was stopped after its time limit of ${ms} ms; narrow the search: start the pattern with a directory (e.g. \`src/**/*.ts\`) or give a smaller \`path\``;
+
+    it('stops walking and answers with an error asking to narrow the search', async () => {
+      // A clock that moves one millisecond each time the walk looks at it.
+      let readings = 0;
+      const tool = new GlobTool({ timeoutMs: 5, now: () => readings++ });
+      expect(await glob({ pattern: '**/*.ts' }, tool)).toEqual({ error: deadlineError(5) });
+      // It stopped on the sixth reading, long before looking at every entry.
+      expect(readings).toBe(6);
+    });
+
+    it('answers normally when the walk ends before the deadline', async () => {
+      const tool = new GlobTool({ timeoutMs: 1, now: () => 0 });
+      expect((await glob({ pattern: '**/*.ts' }, tool)).files).toHaveLength(4);
+    });
+
+    it('defaults to 30 s, as grep', async () => {
+      let readings = 0;
+      const clock = [0, 29_999, 30_000];
+      const tool = new GlobTool({ now: () => clock[Math.min(readings++, clock.length - 1)] });
+      expect(await glob({ pattern: '**' }, tool)).toEqual({ error: deadlineError(30_000) });
+      expect(readings).toBe(3);
+    });
+  });
+});
+
+describe('glob over an 800-deep tree (as write_file makes them)', () => {
+  const chain = Array.from({ length: 800 }, () => 'd').join('/');
+  let workspace: string;
+
+  beforeAll(async () => {
+    workspace = await fs.mkdtemp(path.join(os.tmpdir(), 'harness-glob-deep-'));
+    await fs.mkdir(path.join(workspace, chain), { recursive: true });
+    await fs.writeFile(path.join(workspace, chain, 'bottom.txt'), '');
+  });
+
+  afterAll(async () => {
+    await fs.rm(workspace, { recursive: true, force: true });
+  });
+
+  it('finds the file at the bottom, with its deadline checked all the way down', async () => {
+    // Opening each directory from the root took 47 s here (past this test's timeout); the walk
+    // now opens each once (see workspace-file-walk.spec.ts). The clock is read at every step.
+    let readings = 0;
+    const tool = new GlobTool({ now: () => (readings++, 0) });
+    expect(JSON.parse(await tool.execute(JSON.stringify({ pattern: '**' }), workspace))).toEqual({ files: [`${chain}/bottom.txt`], truncated: false });
+    expect(readings).toBeGreaterThan(800);
+  });
 });

@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import { RE2JS } from 're2js';
 
 import { GrepTool, MAX_PROGRAM_SIZE } from './grep-tool';
-import { liveGrepWorkers, setGrepWorkerLimit, waitingGrepMatchers } from './grep-worker';
+import { configureGrepWorkers, type GrepWorkerSettings, liveGrepWorkers, liveGrepWorkersOf, setGrepWorkerLimit, waitingGrepMatchers } from './grep-worker';
 
 const timers = () => process.getActiveResourcesInfo().filter((resource) => resource === 'Timeout').length;
 
@@ -271,7 +271,7 @@ describe('grep calls sharing a limited number of matching threads', () => {
   const busyError = (ms: number) =>
     `grep was stopped after its time limit of ${ms} ms while waiting for a free search thread: the server is busy with other searches; try again shortly`;
   let workspace: string;
-  let previousLimit: number;
+  let previous: GrepWorkerSettings;
 
   beforeAll(async () => {
     workspace = await fs.mkdtemp(path.join(os.tmpdir(), 'harness-grep-pool-'));
@@ -286,11 +286,12 @@ describe('grep calls sharing a limited number of matching threads', () => {
   });
 
   beforeEach(() => {
-    previousLimit = setGrepWorkerLimit(2);
+    // Calls without a session form one group: give it the whole pool, as before sessions counted.
+    previous = configureGrepWorkers({ limit: 2, perSessionLimit: 2, extraLimit: 0 });
   });
 
   afterEach(() => {
-    setGrepWorkerLimit(previousLimit);
+    configureGrepWorkers(previous);
   });
 
   const grep = async (args: Record<string, unknown>, tool = new GrepTool()) =>
@@ -398,5 +399,97 @@ describe('grep calls sharing a limited number of matching threads', () => {
 
     expect(liveGrepWorkers()).toBe(0);
     expect(waitingGrepMatchers()).toBe(0);
+  });
+});
+
+describe('grep calls of different sessions sharing the matching threads', () => {
+  // About 35–110 ms per KB of `a` with re2js, depending on the machine: far past the deadlines below.
+  const slowPattern = '(?:a?){1000}a{1000}[bc]';
+  let workspace: string;
+  let previous: GrepWorkerSettings;
+
+  beforeAll(async () => {
+    workspace = await fs.mkdtemp(path.join(os.tmpdir(), 'harness-grep-sessions-'));
+    await fs.writeFile(path.join(workspace, 'many-a.txt'), 'a'.repeat(1_000_000));
+    await fs.writeFile(path.join(workspace, 'notes.md'), 'needle\n');
+  });
+
+  afterAll(async () => {
+    await fs.rm(workspace, { recursive: true, force: true });
+  });
+
+  beforeEach(() => {
+    previous = configureGrepWorkers({ limit: 1, perSessionLimit: 1, extraLimit: 1 });
+  });
+
+  afterEach(() => {
+    configureGrepWorkers(previous);
+  });
+
+  /** A call as the dispatcher makes it: session id, user id, workspace. */
+  const grepAs = async (sessionId: number, args: Record<string, unknown>, tool: GrepTool) =>
+    JSON.parse(await tool.execute(JSON.stringify(args), sessionId, 1, workspace)) as Record<string, unknown>;
+
+  async function until(condition: () => boolean): Promise<void> {
+    while (!condition()) await new Promise<void>((resolve) => setImmediate(resolve));
+  }
+
+  it("answers one session's quick search while another session's slow searches hold the pool and queue", async () => {
+    const tool = new GrepTool({ timeoutMs: 3_000 });
+    let slowSettled = 0;
+    const slow = Array.from({ length: 3 }, () =>
+      grepAs(7, { pattern: slowPattern, path: 'many-a.txt' }, tool).finally(() => slowSettled++),
+    );
+    await until(() => liveGrepWorkersOf(7) === 1 && waitingGrepMatchers() === 2);
+
+    expect(await grepAs(8, { pattern: 'needle' }, tool)).toEqual({ matches: [{ file: 'notes.md', line: 1, text: 'needle' }], truncated: false });
+    // Session 7's searches were all still running or waiting when session 8 got its answer.
+    expect(slowSettled).toBe(0);
+    expect(liveGrepWorkersOf(7)).toBe(1);
+    expect(waitingGrepMatchers()).toBe(2);
+
+    // Whichever got the thread ran into the deadline; the two behind it were told the server was busy.
+    const errors = (await Promise.all(slow)).map((answer) => String(answer.error));
+    expect(errors.filter((error) => error.startsWith('grep was stopped after its time limit of 3000 ms; narrow the search'))).toHaveLength(1);
+    expect(errors.filter((error) => error.startsWith('grep was stopped after its time limit of 3000 ms while waiting'))).toHaveLength(2);
+    expect(liveGrepWorkers()).toBe(0);
+    expect(waitingGrepMatchers()).toBe(0);
+  });
+
+  it('counts calls made without a session as one more session', async () => {
+    const tool = new GrepTool({ timeoutMs: 3_000 });
+    const slow = grepAs(7, { pattern: slowPattern, path: 'many-a.txt' }, tool);
+    await until(() => liveGrepWorkersOf(7) === 1);
+    // No session: the anonymous group, which holds nothing, takes the extra thread.
+    expect(JSON.parse(await tool.execute(JSON.stringify({ pattern: 'needle' }), workspace)).matches).toHaveLength(1);
+    expect(liveGrepWorkersOf(null)).toBe(0);
+    expect((await slow).error).toMatch(/time limit of 3000 ms; narrow/);
+  });
+});
+
+describe('grep over an 800-deep tree with a file in every directory', () => {
+  let workspace: string;
+
+  beforeAll(async () => {
+    workspace = await fs.mkdtemp(path.join(os.tmpdir(), 'harness-grep-deep-'));
+    let directory = workspace;
+    for (let level = 0; level < 800; level++) {
+      directory = path.join(directory, 'd');
+      await fs.mkdir(directory);
+      await fs.writeFile(path.join(directory, 'f.txt'), `level ${level}\n`);
+    }
+  });
+
+  afterAll(async () => {
+    await fs.rm(workspace, { recursive: true, force: true });
+  });
+
+  it('reads every file, each opened from its directory rather than from the root', async () => {
+    // Opening every file from the root took 320 000 opens for this tree, past this test's timeout.
+    const result = JSON.parse(await new GrepTool({ maxMatches: 1_000 }).execute(JSON.stringify({ pattern: '^level (0|799)$' }), workspace)) as {
+      matches: Array<{ file: string; line: number; text: string }>;
+    };
+    expect(result.matches.map((match) => match.text)).toEqual(['level 0', 'level 799']);
+    expect(result.matches[1].file).toBe(`${Array.from({ length: 800 }, () => 'd').join('/')}/f.txt`);
   });
 });

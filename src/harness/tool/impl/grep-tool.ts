@@ -1,16 +1,19 @@
+import { constants as fsConstants } from 'node:fs';
 import * as fs from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
 
 import { RE2JS } from 're2js';
 
 import { optionalBoolean, optionalString, requireString } from '../tool-arguments';
-import { isInside, resolveInWorkspace, toRelative } from '../workspace-path';
+import { openFileBeneath } from '../workspace-open';
+import { resolveInWorkspace } from '../workspace-path';
 import { looksBinary } from './binary-content';
 import { describeFsError } from './fs-error-message';
-import { compileGlob } from './glob-pattern';
+import { compileGlob, type GlobMatcher } from './glob-pattern';
 import { GREP_WORKER_MAX_HEAP_MB, GrepLineMatcher } from './grep-worker';
 import { errorResult, jsonResult, messageOf } from './json-result';
-import { openRegularFile, readAtMost } from './regular-file';
-import { DEFAULT_MAX_WALK_ENTRIES, WorkspaceFileWalk } from './workspace-file-walk';
+import { readAtMost } from './regular-file';
+import { DEFAULT_MAX_WALK_ENTRIES, type WalkedFile, WorkspaceFileWalk } from './workspace-file-walk';
 import { WorkspaceTool } from './workspace-tool';
 
 /** Options of `GrepTool`. */
@@ -61,18 +64,23 @@ export interface GrepMatch {
  * - patterns compiling to more than `MAX_PROGRAM_SIZE` instructions are refused;
  * - matching runs in a worker thread (`GrepLineMatcher`), the walk and file reads on the event
  *   loop, which a match therefore never blocks;
- * - matching threads are shared out process-wide (`setGrepWorkerLimit`, by default one per core)
- *   and each has a heap limit (`maxWorkerHeapMb`);
+ * - matching threads are shared out process-wide and fairly between sessions
+ *   (`configureGrepWorkers`: by default one per core, at most half of them per session, and
+ *   extra ones so that a session with no search running need not wait behind other sessions'
+ *   slow searches); each has a heap limit (`maxWorkerHeapMb`);
  * - a search running longer than `timeoutMs`, time spent waiting for a thread included, is
  *   stopped with an error: asking to narrow the search, or saying the server is busy when it
  *   never got a thread.
  * The pattern is compiled here first, so an invalid one is reported without starting a thread.
  * `glob` filters files: without a `/` it is matched against the file name (so `*.ts` selects
- * TypeScript files at any depth, as in ripgrep), otherwise against the path relative to `path`.
+ * TypeScript files at any depth, as in ripgrep), otherwise against the path relative to `path`,
+ * and then only the directory its leading plain segments name is walked (`src/**\/*.ts`: `src`).
+ * The walk (`WorkspaceFileWalk`) opens each directory and file relative to its parent.
  * Binary files (a NUL byte near the start) and files over `maxFileBytes` are skipped. Result:
  * `{"matches":[{"file","line","text"}],"truncated":bool}`.
  */
 export class GrepTool extends WorkspaceTool {
+  private readonly options: GrepToolOptions;
   private readonly maxMatches: number;
   private readonly maxFileBytes: number;
   private readonly maxLineLength: number;
@@ -80,8 +88,17 @@ export class GrepTool extends WorkspaceTool {
   private readonly timeoutMs: number;
   private readonly maxWorkerHeapMb: number;
 
-  constructor(options: GrepToolOptions = {}) {
+  /**
+   * `session` is the session whose share of the matching threads this instance's searches use
+   * (`null`: calls made without a session, which share one). The registered instance has none; a
+   * session's call runs on a copy bound to its session (`executeWithSession`).
+   */
+  constructor(
+    options: GrepToolOptions = {},
+    private readonly session: number | null = null,
+  ) {
     super();
+    this.options = options;
     this.maxMatches = options.maxMatches ?? 200;
     this.maxFileBytes = options.maxFileBytes ?? 1024 * 1024;
     this.maxLineLength = options.maxLineLength ?? 500;
@@ -92,6 +109,16 @@ export class GrepTool extends WorkspaceTool {
 
   getName(): string {
     return 'grep';
+  }
+
+  /**
+   * A session's call: its searches wait for matching threads, and are capped, as that session's
+   * (`configureGrepWorkers`), not with everybody else's. `WorkspaceTool`'s entry passes on only
+   * the workspace, so the call runs on a copy of this tool bound to the session.
+   */
+  protected override executeWithSession(argumentsJson: string, sessionId: number | null, workspace: string | null): Promise<string> {
+    const tool = sessionId === this.session ? this : new GrepTool(this.options, sessionId);
+    return tool.executeWithWorkspace(argumentsJson, workspace);
   }
 
   getDescription(): string {
@@ -159,12 +186,11 @@ export class GrepTool extends WorkspaceTool {
           `more than the limit of ${MAX_PROGRAM_SIZE}; use a simpler pattern (large counted repetitions such as {1000} are costly)`,
       );
     }
-    let fileFilter: ((relativeToBase: string) => boolean) | null = null;
+    let globMatcher: GlobMatcher | null = null;
     if (glob.value) {
       const compiled = compileGlob(glob.value);
       if (!compiled.ok) return errorResult(compiled.error);
-      const byName = !glob.value.includes('/');
-      fileFilter = (relative) => compiled.value.test(byName ? relative.slice(relative.lastIndexOf('/') + 1) : relative);
+      globMatcher = compiled.value;
     }
 
     const resolved = await resolveInWorkspace(workspace, base.value || '.');
@@ -178,8 +204,17 @@ export class GrepTool extends WorkspaceTool {
       return errorResult(describeFsError(error, resolved.relativePath));
     }
 
-    const target: SearchTarget = { workspace: resolved.workspace, path: resolved.path, isDirectory, fileFilter };
-    return this.searchWithDeadline(target, new GrepLineMatcher(pattern.value, flags, this.maxWorkerHeapMb));
+    const target: SearchTarget = { workspace: resolved.workspace, relativePath: resolved.relativePath, isDirectory, fileFilter: null, within: '' };
+    if (globMatcher && isDirectory) {
+      const matcher = globMatcher;
+      if (glob.value?.includes('/')) {
+        target.fileFilter = (relativeToBase) => matcher.test(relativeToBase);
+        target.within = matcher.literalDirectory;
+      } else {
+        target.fileFilter = (relativeToBase) => matcher.test(relativeToBase.slice(relativeToBase.lastIndexOf('/') + 1));
+      }
+    }
+    return this.searchWithDeadline(target, new GrepLineMatcher(pattern.value, flags, this.maxWorkerHeapMb, this.session));
   }
 
   /**
@@ -223,13 +258,14 @@ export class GrepTool extends WorkspaceTool {
   /** Walks the target, reads each searchable file and lets `matcher` find the matching lines. */
   private async search(target: SearchTarget, matcher: GrepLineMatcher): Promise<string> {
     const matches: GrepMatch[] = [];
-    const walk = new WorkspaceFileWalk(target.workspace, this.maxEntries);
-    const files = target.isDirectory ? walk.files(target.path) : single(target.path);
+    // Stopped with the matcher: a search abandoned at its deadline does not go on walking.
+    const walk = new WorkspaceFileWalk(target.workspace, { maxEntries: this.maxEntries, shouldStop: () => matcher.isClosed });
+    const files = target.isDirectory ? walk.files(target.relativePath, target.within) : single(target.workspace, target.relativePath);
     let truncated = false;
     for await (const file of files) {
       if (matcher.isClosed) break;
-      if (target.fileFilter && target.isDirectory && !target.fileFilter(toRelative(target.path, file))) continue;
-      const text = await this.readSearchable(file, target.workspace);
+      if (target.fileFilter && !target.fileFilter(file.relativeToStart)) continue;
+      const text = await this.readSearchable(file);
       if (text === null) continue;
       const room = this.maxMatches - matches.length;
       // One more than there is room for tells whether the result is truncated.
@@ -237,7 +273,7 @@ export class GrepTool extends WorkspaceTool {
       if (found.length === 0) continue;
       const lines = text.split(/\r?\n/);
       for (const index of found.slice(0, room)) {
-        matches.push({ file: toRelative(target.workspace, file), line: index + 1, text: this.clip(lines[index]) });
+        matches.push({ file: file.relativePath, line: index + 1, text: this.clip(lines[index]) });
       }
       if (found.length > room) {
         truncated = true;
@@ -249,29 +285,25 @@ export class GrepTool extends WorkspaceTool {
 
   /**
    * The file's text, or `null` for files that are not searched (too large, binary, unreadable,
-   * not a regular file, or not inside the workspace any more).
+   * or no longer a regular file). Only regular files are read: a FIFO or device swapped in would
+   * block the read, so the file is opened non-blocking and checked on the open handle.
    */
-  private async readSearchable(file: string, workspace: string): Promise<string | null> {
-    // Only regular files: a FIFO or device (reached through a link) would block the read. The
-    // walk yields links that stayed inside the workspace under their own names; open their
-    // target, if it is still inside, without following anything on the way.
-    let target: string;
+  private async readSearchable(file: WalkedFile): Promise<string | null> {
+    let handle: FileHandle;
     try {
-      target = await fs.realpath(file);
+      handle = await file.open();
     } catch {
       return null;
     }
-    if (!isInside(workspace, target)) return null;
-    const opened = await openRegularFile({ workspace, relativePath: toRelative(workspace, target) }, file, 'read');
-    if (!opened.ok) return null;
     try {
-      if (opened.size > this.maxFileBytes) return null;
-      const bytes = await readAtMost(opened.handle, this.maxFileBytes);
+      const stat = await handle.stat();
+      if (!stat.isFile() || stat.size > this.maxFileBytes) return null;
+      const bytes = await readAtMost(handle, this.maxFileBytes);
       return bytes === null || looksBinary(bytes) ? null : bytes.toString('utf8');
     } catch {
       return null;
     } finally {
-      await opened.handle.close();
+      await handle.close();
     }
   }
 
@@ -282,12 +314,22 @@ export class GrepTool extends WorkspaceTool {
 
 /** Where a validated grep call searches, and which files below a directory it looks at. */
 interface SearchTarget {
+  /** The workspace's real path. */
   workspace: string;
-  path: string;
+  /** The directory or file searched, resolved, relative to the workspace root. */
+  relativePath: string;
   isDirectory: boolean;
+  /** Which files below the directory are read, by their path relative to it; `null`: all. */
   fileFilter: ((relativeToBase: string) => boolean) | null;
+  /** Below the directory, only this subdirectory can hold files the filter accepts (`''`: any). */
+  within: string;
 }
 
-async function* single(file: string): AsyncGenerator<string> {
-  yield file;
+/** The one file a grep call names, opened as the walk opens files: non-blocking, from the workspace root, no link followed. */
+async function* single(workspace: string, relativePath: string): AsyncGenerator<WalkedFile> {
+  yield {
+    relativePath,
+    relativeToStart: relativePath.slice(relativePath.lastIndexOf('/') + 1),
+    open: () => openFileBeneath(workspace, relativePath, fsConstants.O_RDONLY | fsConstants.O_NONBLOCK),
+  };
 }

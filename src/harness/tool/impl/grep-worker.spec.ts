@@ -2,8 +2,19 @@ import * as os from 'node:os';
 
 import { RE2JS } from 're2js';
 
-import { DEFAULT_GREP_WORKER_LIMIT, GrepLineMatcher, liveGrepWorkers, setGrepWorkerLimit, waitingGrepMatchers } from './grep-worker';
-import { WorkerSlots } from './worker-slots';
+import {
+  configureGrepWorkers,
+  DEFAULT_GREP_EXTRA_WORKERS,
+  DEFAULT_GREP_WORKER_LIMIT,
+  DEFAULT_GREP_WORKERS_PER_SESSION,
+  type GrepWorkerSettings,
+  GrepLineMatcher,
+  grepWorkerSettings,
+  liveGrepWorkers,
+  liveGrepWorkersOf,
+  setGrepWorkerLimit,
+  waitingGrepMatchers,
+} from './grep-worker';
 
 /** A new matcher gets a slot and answers: nothing before it kept one. */
 async function expectAFreshMatcherWorks(): Promise<void> {
@@ -67,102 +78,54 @@ describe('GrepLineMatcher', () => {
   });
 });
 
-describe('WorkerSlots', () => {
-  const settled = async <T>(promise: Promise<T>) => {
-    let done = false;
-    promise.then(
-      () => (done = true),
-      () => (done = true),
-    );
-    await new Promise((resolve) => setImmediate(resolve));
-    return done;
-  };
-
-  it('grants at most `limit` slots, then the waiters in the order they asked', async () => {
-    const slots = new WorkerSlots(2);
-    const first = await slots.acquire();
-    const second = await slots.acquire();
-    const order: number[] = [];
-    const waiting = [1, 2, 3].map((n) => slots.acquire().then((release) => (order.push(n), release)));
-    expect(slots.inUse).toBe(2);
-    expect(slots.waiting).toBe(3);
-    expect(await settled(waiting[0])).toBe(false);
-    first();
-    const third = await waiting[0];
-    second();
-    (await waiting[1])();
-    (await waiting[2])();
-    third();
-    expect(order).toEqual([1, 2, 3]);
-    expect(slots.inUse).toBe(0);
-    expect(slots.waiting).toBe(0);
-  });
-
-  it('frees a slot once, however often its release is called', async () => {
-    const slots = new WorkerSlots(1);
-    const release = await slots.acquire();
-    const next = slots.acquire();
-    const after = slots.acquire();
-    release();
-    release();
-    await next;
-    expect(slots.inUse).toBe(1);
-    expect(await settled(after)).toBe(false);
-    expect(slots.waiting).toBe(1);
-  });
-
-  it('drops a waiter whose signal aborts, taking no slot, and hands the slot to the next one', async () => {
-    const slots = new WorkerSlots(1);
-    const release = await slots.acquire();
-    const leaving = new AbortController();
-    const left = slots.acquire(leaving.signal);
-    const next = slots.acquire();
-    leaving.abort(new Error('deadline'));
-    await expect(left).rejects.toThrow('deadline');
-    expect(slots.waiting).toBe(1);
-    release();
-    (await next)();
-    expect(slots.inUse).toBe(0);
-    await expect(slots.acquire(leaving.signal)).rejects.toThrow('deadline');
-    expect(slots.waiting).toBe(0);
-  });
-
-  it('grants waiters at once when the limit is raised, and holds back grants when it is lowered', async () => {
-    const slots = new WorkerSlots(1);
-    const release = await slots.acquire();
-    const waiting = slots.acquire();
-    slots.setLimit(2);
-    const second = await waiting;
-    slots.setLimit(1);
-    release();
-    const third = slots.acquire();
-    expect(await settled(third)).toBe(false);
-    second();
-    (await third)();
-    expect(slots.inUse).toBe(0);
-  });
-
-  it.each([0, -1, 1.5, Number.NaN])('refuses the limit %p', (limit) => {
-    expect(() => new WorkerSlots(limit)).toThrow(RangeError);
-    expect(() => new WorkerSlots(1).setLimit(limit)).toThrow(RangeError);
-  });
-});
-
 describe('GrepLineMatcher sharing the matching threads', () => {
   const slowPattern = '(?:a?){1000}a{1000}[bc]';
-  let previousLimit: number;
+  let previous: GrepWorkerSettings;
 
   beforeEach(() => {
-    previousLimit = setGrepWorkerLimit(1);
+    previous = configureGrepWorkers({ limit: 1, perSessionLimit: 1, extraLimit: 0 });
   });
 
   afterEach(() => {
-    setGrepWorkerLimit(previousLimit);
+    configureGrepWorkers(previous);
   });
 
-  it('defaults to one thread per available core', () => {
+  it('defaults to one thread per available core, half of them per session, and half again as extra threads', () => {
     expect(DEFAULT_GREP_WORKER_LIMIT).toBe(Math.max(1, os.availableParallelism()));
-    expect(setGrepWorkerLimit(1)).toBe(1);
+    expect(DEFAULT_GREP_WORKERS_PER_SESSION).toBe(Math.ceil(DEFAULT_GREP_WORKER_LIMIT / 2));
+    expect(DEFAULT_GREP_EXTRA_WORKERS).toBe(Math.ceil(DEFAULT_GREP_WORKER_LIMIT / 2));
+    expect(previous).toEqual({
+      limit: DEFAULT_GREP_WORKER_LIMIT,
+      perSessionLimit: DEFAULT_GREP_WORKERS_PER_SESSION,
+      extraLimit: DEFAULT_GREP_EXTRA_WORKERS,
+    });
+    expect(setGrepWorkerLimit(3)).toBe(1);
+    expect(grepWorkerSettings()).toEqual({ limit: 3, perSessionLimit: 1, extraLimit: 0 });
+    expect(() => configureGrepWorkers({ perSessionLimit: 0 })).toThrow(RangeError);
+    expect(grepWorkerSettings()).toEqual({ limit: 3, perSessionLimit: 1, extraLimit: 0 });
+  });
+
+  it("starts a session's matcher on an extra thread while another session's searches hold the regular one", async () => {
+    configureGrepWorkers({ limit: 1, perSessionLimit: 1, extraLimit: 1 });
+    const busy = new GrepLineMatcher(slowPattern, 0, undefined, 1);
+    const blocked = busy.matchingLines('a'.repeat(200_000), 1);
+    const rejected = expect(blocked).rejects.toThrow('the grep matcher was closed');
+    const sameSession = new GrepLineMatcher('x', 0, undefined, 1);
+    const queued = sameSession.matchingLines('x', 1);
+    const queuedRejected = expect(queued).rejects.toThrow('the grep matcher was closed');
+    const otherSession = new GrepLineMatcher('x', 0, undefined, 2);
+    try {
+      expect(await otherSession.matchingLines('a\nx', 1)).toEqual([1]);
+      // Session 1's second matcher still waits behind its first, which still runs.
+      expect(waitingGrepMatchers()).toBe(1);
+      expect(liveGrepWorkersOf(1)).toBe(1);
+      expect(liveGrepWorkersOf(2)).toBe(1);
+    } finally {
+      await Promise.all([otherSession.close(), sameSession.close(), busy.close()]);
+    }
+    await Promise.all([rejected, queuedRejected]);
+    expect(liveGrepWorkers()).toBe(0);
+    expect(waitingGrepMatchers()).toBe(0);
   });
 
   it('waits for a slot to start its thread, and starts it once the running one exits', async () => {

@@ -1,7 +1,7 @@
 import * as os from 'node:os';
 import { Worker } from 'node:worker_threads';
 
-import { ReleaseSlot, WorkerSlots } from './worker-slots';
+import { type ReleaseSlot, type SlotGroup, WorkerSlots } from './worker-slots';
 
 /**
  * The code of the matching thread, plain CommonJS so that it runs the same whether the server is
@@ -50,11 +50,44 @@ interface PendingRequest {
  */
 export const GREP_WORKER_MAX_HEAP_MB = 256;
 
-/** Default of `setGrepWorkerLimit`: one matching thread per core the process may use. */
+/** Default of `GrepWorkerSettings.limit`: one matching thread per core the process may use. */
 export const DEFAULT_GREP_WORKER_LIMIT = Math.max(1, os.availableParallelism());
 
+/**
+ * Default of `GrepWorkerSettings.perSessionLimit`: half the threads (rounded up). Two sessions
+ * searching at once then share the cores without either waiting for the other.
+ */
+export const DEFAULT_GREP_WORKERS_PER_SESSION = Math.ceil(DEFAULT_GREP_WORKER_LIMIT / 2);
+
+/**
+ * Default of `GrepWorkerSettings.extraLimit`: half the threads (rounded up) again, so that at most
+ * `limit + extraLimit` threads — about one and a half per core — run at all, each with its heap limit.
+ */
+export const DEFAULT_GREP_EXTRA_WORKERS = Math.ceil(DEFAULT_GREP_WORKER_LIMIT / 2);
+
+/**
+ * How the matching threads of the process are shared out between sessions (`WorkerSlots` has
+ * the rules). A grep call made with a session id counts against that session; calls without one
+ * count together as one more session.
+ */
+export interface GrepWorkerSettings {
+  /** Threads running at once, extra ones aside (default `DEFAULT_GREP_WORKER_LIMIT`). */
+  limit: number;
+  /** Most threads one session's searches run at once (default `DEFAULT_GREP_WORKERS_PER_SESSION`). */
+  perSessionLimit: number;
+  /**
+   * Threads beyond `limit` that only a session with no search running may start, so that other
+   * sessions' slow searches do not make it wait (default `DEFAULT_GREP_EXTRA_WORKERS`). At most
+   * `limit + extraLimit` threads run, however many sessions search.
+   */
+  extraLimit: number;
+}
+
 /** The matching threads of all `GrepLineMatcher`s of the process take a slot from here. */
-const workerSlots = new WorkerSlots(DEFAULT_GREP_WORKER_LIMIT);
+const workerSlots = new WorkerSlots(DEFAULT_GREP_WORKER_LIMIT, {
+  perGroupLimit: DEFAULT_GREP_WORKERS_PER_SESSION,
+  extraLimit: DEFAULT_GREP_EXTRA_WORKERS,
+});
 
 let liveWorkers = 0;
 
@@ -68,15 +101,35 @@ export function waitingGrepMatchers(): number {
   return workerSlots.waiting;
 }
 
+/** How many matching threads the searches of `sessionId` (`null`: calls without a session) hold, starting or running. */
+export function liveGrepWorkersOf(sessionId: number | null): number {
+  return workerSlots.heldBy(sessionId);
+}
+
+/** The settings in force. */
+export function grepWorkerSettings(): GrepWorkerSettings {
+  const { limit, perGroupLimit, extraLimit } = workerSlots.settings;
+  return { limit, perSessionLimit: perGroupLimit ?? limit, extraLimit };
+}
+
 /**
- * Sets how many matching threads may run at once in the process (a whole number, at least 1;
- * default `DEFAULT_GREP_WORKER_LIMIT`) and returns the previous limit. Threads running already
- * go on; a higher limit starts waiting matchers at once.
+ * Changes how the matching threads are shared out (whole numbers; `limit` and `perSessionLimit`
+ * at least 1) and returns the settings before. Threads running already go on; more room starts
+ * waiting matchers at once.
+ */
+export function configureGrepWorkers(settings: Partial<GrepWorkerSettings>): GrepWorkerSettings {
+  const previous = grepWorkerSettings();
+  const { limit, perSessionLimit, extraLimit } = { ...previous, ...settings };
+  workerSlots.configure({ limit, perGroupLimit: perSessionLimit, extraLimit });
+  return previous;
+}
+
+/**
+ * Sets `GrepWorkerSettings.limit` alone (a whole number, at least 1) and returns the previous
+ * limit; see `configureGrepWorkers`.
  */
 export function setGrepWorkerLimit(limit: number): number {
-  const previous = workerSlots.limit;
-  workerSlots.setLimit(limit);
-  return previous;
+  return configureGrepWorkers({ limit }).limit;
 }
 
 /**
@@ -85,9 +138,11 @@ export function setGrepWorkerLimit(limit: number): number {
  * compiled size) never blocks the event loop, and can be cut short by `close()`.
  *
  * The thread starts on the first `matchingLines` call, so a search that finds no file to read
- * starts none. At most `setGrepWorkerLimit` threads run at once in the process: a matcher whose
- * first request finds them all taken waits, first come first served, for one to exit before
- * starting its own; `close()` ends the wait without starting a thread. The thread's heap is capped
+ * starts none. Threads are shared out between sessions (`configureGrepWorkers`): the matcher's
+ * `group` — the session id of its grep call, or `null` — decides when a matcher whose first
+ * request finds no room waits and which waiter goes next (`WorkerSlots`: a cap per session, the
+ * session running fewest first, extra threads for a session with none running); `close()` ends
+ * the wait without starting a thread. The thread's heap is capped
  * at `maxHeapMb`; a thread that exceeds it is stopped by V8 and the request rejects with
  * `Worker terminated due to reaching memory limit: JS heap out of memory`. Starting a thread costs
  * about 25 ms (measured: `new Worker` returns in under 1 ms, the first answer arrives 24–28 ms
@@ -110,6 +165,7 @@ export class GrepLineMatcher {
     private readonly pattern: string,
     private readonly flags: number,
     private readonly maxHeapMb: number = GREP_WORKER_MAX_HEAP_MB,
+    private readonly group: SlotGroup = null,
   ) {}
 
   /** True once `close()` was called: later `matchingLines` calls reject. */
@@ -168,7 +224,7 @@ export class GrepLineMatcher {
   private async startWhenSlotFree(): Promise<Worker | null> {
     let release: ReleaseSlot;
     try {
-      release = await workerSlots.acquire(this.stopWaiting.signal);
+      release = await workerSlots.acquire({ group: this.group, signal: this.stopWaiting.signal });
     } catch {
       return null; // closed while waiting: no slot taken
     }
