@@ -49,6 +49,10 @@ describe('bad WebSocket frames', () => {
       [{ type: 'ask_user_answer', sessionId: session.id, requestId: 'q1' }, "'answers'"],
       [{ type: 'ask_user_answer', sessionId: session.id, requestId: 'q1', answers: {} }, "No pending questions 'q1'"],
       [{ type: 'cancel', sessionId: 999 }, 'Session 999 not found'],
+      // Measured before parsing, like request bodies: no frame can hold the server.
+      [`{"type":"cancel","sessionId":1,"x":${'['.repeat(10_000)}${']'.repeat(10_000)}}`, 'Frame refused'],
+      [JSON.stringify({ type: 'cancel', sessionId: session.id, ...Object.fromEntries(Array.from({ length: 100_000 }, (_, i) => [`k${i}`, 0])) }), 'Frame refused'],
+      ['{"type":"cancel","sessionId":1,"__proto__":{"polluted":true}}', "key '__proto__' is not allowed"],
     ];
     for (const [frame, expected] of frames) {
       const error = await errorFor(client, frame);

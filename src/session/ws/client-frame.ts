@@ -1,3 +1,8 @@
+import { findForbiddenKey, findJsonLimitViolation } from '../http/json-body-limits';
+
+/** Largest client frame the server reads (a LOCAL tool's output travels in one); larger ones close the connection with 1009. */
+export const MAX_CLIENT_FRAME_BYTES = 16 * 1024 * 1024;
+
 /** The client → server frame types of interface.md. */
 export const CLIENT_FRAME_TYPES = ['tool_response', 'ask_user_answer', 'cancel'] as const;
 export type ClientFrameType = (typeof CLIENT_FRAME_TYPES)[number];
@@ -15,13 +20,19 @@ export interface ParsedFrame {
  * Anything unusable becomes an `invalid_frame` event whose `data.message` names the problem.
  */
 export function parseClientFrame(raw: unknown): ParsedFrame {
-  const text = typeof raw === 'string' ? raw : Buffer.isBuffer(raw) ? raw.toString('utf8') : String(raw);
+  const bytes = Buffer.isBuffer(raw) ? raw : Buffer.from(typeof raw === 'string' ? raw : String(raw), 'utf8');
+  // Measured before it is parsed, as request bodies are: a frame of 100,000 keys or nested
+  // 10,000 deep must not hold the server for everyone.
+  const violation = findJsonLimitViolation(bytes);
+  if (violation) return invalid(`Frame refused: ${violation.message}`);
   let frame: unknown;
   try {
-    frame = JSON.parse(text);
+    frame = JSON.parse(bytes.toString('utf8'));
   } catch {
     return invalid('Frame is not valid JSON');
   }
+  const forbidden = findForbiddenKey(frame);
+  if (forbidden) return invalid(`Frame refused: key '${forbidden.key}' is not allowed`);
   if (frame === null || typeof frame !== 'object' || Array.isArray(frame)) {
     return invalid('Frame must be a JSON object');
   }

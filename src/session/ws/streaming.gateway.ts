@@ -8,7 +8,7 @@ import { AskUserQuestionsRegistry } from '../../harness/tool/ask-user-questions-
 import { TokenAuthenticator } from '../auth/token-authenticator';
 import { RunService } from '../run/run.service';
 import { SessionService } from '../session-service';
-import { INVALID_FRAME, requireField } from './client-frame';
+import { INVALID_FRAME, MAX_CLIENT_FRAME_BYTES, requireField } from './client-frame';
 import { StreamingWsRegistry } from './streaming-ws-registry';
 import { createErrorEvent } from './ws-event';
 
@@ -26,7 +26,7 @@ interface Connection {
  * answer or cancel its own user's sessions; any frame it cannot use gets an `error` event and
  * changes nothing.
  */
-@WebSocketGateway({ path: '/ws' })
+@WebSocketGateway({ path: '/ws', maxPayload: MAX_CLIENT_FRAME_BYTES })
 export class StreamingGateway implements OnGatewayConnection, OnGatewayDisconnect {
   private readonly logger = new Logger('StreamingGateway');
   private readonly connections = new WeakMap<WebSocket, Connection>();
