@@ -122,8 +122,9 @@ export function createHarnessComponents(config: HarnessConfig, extensions: Harne
     dangerAssessor: new DangerAssessor(new LlmDangerClassifierModel(llm)),
     permissionLookup: sessionRepository,
     backgroundTasks,
+    callTimeoutMs: config.toolTimeoutMs,
   });
-  const mcp = mcpServers.length > 0 ? new McpClientManager(mcpServers, { idleTimeoutMs: config.mcpIdleTimeoutMs }) : null;
+  const mcp = mcpServers.length > 0 ? new McpClientManager(mcpServers, { idleTimeoutMs: config.mcpIdleTimeoutMs, callTimeoutMs: config.mcpCallTimeoutMs }) : null;
   const sessionTools = new SessionToolProvider(mcp);
   const sessions = new SessionService({
     sessions: sessionRepository,

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import * as path from 'node:path';
 import { createLlmModelConfigFromEnv, type LlmProtocol } from '../harness/llm/llm-adapter-facade';
 import { DEFAULT_LLM_LIMITS } from '../harness/llm/llm-http';
+import { MAX_TIMER_MS } from '../harness/mcp/mcp-server-config';
 import { DEFAULT_SEND_BUFFER_LIMIT_BYTES } from '../session/ws/streaming-ws-registry';
 import { SHELL_ISOLATION_MODES, type ShellIsolationMode } from '../harness/tool/impl/shell-isolation';
 
@@ -18,6 +19,10 @@ export interface HarnessConfig {
   mcpConfigPath: string | null;
   /** `HARNESS_MCP_IDLE_TIMEOUT_MS`: a session's MCP clients close after this long unused (0: never). */
   mcpIdleTimeoutMs: number;
+  /** `HARNESS_MCP_CALL_TIMEOUT_MS`: an MCP call with no answer and no progress for this long fails. */
+  mcpCallTimeoutMs: number;
+  /** `HARNESS_TOOL_TIMEOUT_MS`: the longest any tool call may take before it is stopped. */
+  toolTimeoutMs: number;
   /** `HARNESS_WS_SEND_BUFFER_BYTES`: most bytes held unsent for one WebSocket connection. */
   wsSendBufferBytes: number;
   cloudShell: boolean;
@@ -66,6 +71,8 @@ export function loadHarnessConfig(env: NodeJS.ProcessEnv = process.env): Harness
     generatedToken,
     mcpConfigPath: nonEmpty(env.HARNESS_MCP_CONFIG),
     mcpIdleTimeoutMs: readMilliseconds('HARNESS_MCP_IDLE_TIMEOUT_MS', env.HARNESS_MCP_IDLE_TIMEOUT_MS, 600_000),
+    mcpCallTimeoutMs: readTimerMilliseconds('HARNESS_MCP_CALL_TIMEOUT_MS', env.HARNESS_MCP_CALL_TIMEOUT_MS, 60_000),
+    toolTimeoutMs: readTimerMilliseconds('HARNESS_TOOL_TIMEOUT_MS', env.HARNESS_TOOL_TIMEOUT_MS, 3_600_000),
     wsSendBufferBytes: readWholeNumber('HARNESS_WS_SEND_BUFFER_BYTES', env.HARNESS_WS_SEND_BUFFER_BYTES, DEFAULT_SEND_BUFFER_LIMIT_BYTES, 'bytes', 1),
     cloudShell: readSwitch('HARNESS_CLOUD_SHELL', env.HARNESS_CLOUD_SHELL),
     shellEnv: readShellEnv(env.HARNESS_SHELL_ENV),
@@ -104,8 +111,6 @@ function readMilliseconds(variable: string, value: string | undefined, fallback:
   return readWholeNumber(variable, value, fallback, 'milliseconds', 0);
 }
 
-/** The longest delay `setTimeout` keeps; a longer one would fire at once. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** Milliseconds for a timer that must fire: 1 or more, and within what `setTimeout` can wait. */
 function readTimerMilliseconds(variable: string, value: string | undefined, fallback: number): number {

@@ -1,4 +1,5 @@
 import type { ChatUsage } from '../llm/chat-request';
+import type { ToolCallProgress } from '../tool/tool-call-context';
 import type { ToolResultMeta } from '../tool/tool-result';
 
 /**
@@ -26,6 +27,8 @@ export interface AgentEventListener {
   onToolCallStart(toolCallId: string, toolName: string, argumentsJson: string): void;
   /** A further fragment of a started call's arguments. */
   onToolCallArgsDelta?(toolCallId: string, argumentsDelta: string): void;
+  /** A running call reported progress (an MCP server's progress notification, for one). */
+  onToolCallProgress?(toolCallId: string, progress: ToolCallProgress): void;
   /**
    * The result of a call, exactly the content the model receives. Called in the round's call
    * order. `meta` carries the facts decided where the tool ran — its status, error message and

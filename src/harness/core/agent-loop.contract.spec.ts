@@ -102,6 +102,8 @@ describe('AgentLoop and the tool contract', () => {
         permissionLevel: 'SMART',
         modelConfig: MODEL,
         sessionTools: [],
+        signal: context.signal,
+        onProgress: expect.any(Function),
       },
     ]);
   });

@@ -185,15 +185,16 @@ export class AgentLoop {
     persistence?: AgentRunPersistence,
   ): Promise<void> {
     // A run cancelled as the answer ended starts none of its calls.
+    const startedAt = performance.now();
     const running = toolCalls.map((call) => {
       if (context.isCancelled) return null;
-      const dispatched = ToolCallContext.run(call.id, () => this.dispatchTool(context, call));
+      const dispatched = ToolCallContext.run(call.id, () => this.dispatchTool(context, call, notify));
       return trackSettlement(persistence?.saveToolResult ? this.storeOnFinish(context, call, dispatched, persistence) : dispatched);
     });
     const toolMessages: ChatMessage[] = [];
     for (const [position, call] of toolCalls.entries()) {
       const settled = await resultOrAbort(running[position], context.signal);
-      const result = settled === ABORTED ? cancelledResult(call.id) : settled;
+      const result = settled === ABORTED ? cancelledResult(call.id, Math.round(performance.now() - startedAt)) : settled;
       const content = this.processToolResult(call.function.name, result.content);
       const meta = toToolResultMeta(result);
       toolMessages.push(context.addToolResult(call.id, call.function.name, content, result.status === 'error'));
@@ -229,7 +230,7 @@ export class AgentLoop {
    * allowed set is refused here with an error result, and the dispatcher turns a thrown error
    * into one (`Tool execution failed: …`, the content the model has always read).
    */
-  private async dispatchTool(context: AgentExecutionContext, call: ToolCall): Promise<ToolResult> {
+  private async dispatchTool(context: AgentExecutionContext, call: ToolCall, notify: Notifier): Promise<ToolResult> {
     const name = call.function.name;
     if (!context.isToolAllowed(name)) {
       const message = `tool '${name}' is not in the allowed tool set`;
@@ -248,6 +249,9 @@ export class AgentLoop {
       permissionLevel: context.permissionLevel,
       modelConfig: context.modelConfig,
       sessionTools: context.sessionTools,
+      // The run's cancellation reaches the tool itself, not only the loop's waiting.
+      signal: context.signal,
+      onProgress: (progress) => notify('onToolCallProgress', (l) => l.onToolCallProgress?.(call.id, progress)),
     });
   }
 
@@ -385,9 +389,9 @@ interface TrackedCall {
   settled: { value: ToolResult } | null;
 }
 
-/** The result of a call the run stopped waiting for. */
-function cancelledResult(callId: string): ToolResult {
-  return { callId, status: 'error', content: TOOL_CANCELLED_RESULT, errorMessage: 'the run was cancelled before the tool finished' };
+/** The result of a call the run stopped waiting for, `durationMs` after the round's calls started. */
+function cancelledResult(callId: string, durationMs: number): ToolResult {
+  return { callId, status: 'error', content: TOOL_CANCELLED_RESULT, errorMessage: 'the run was cancelled before the tool finished', durationMs };
 }
 
 function trackSettlement(promise: Promise<ToolResult>): TrackedCall {

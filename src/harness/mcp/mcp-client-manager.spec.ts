@@ -327,21 +327,92 @@ describe('McpClientManager', () => {
       await gone.closeAll();
     });
 
-    it('reports a server that exits mid-call and tries to reconnect on the next call', async () => {
+    it('reports a server that exits mid-call as a lost connection and tries to reconnect on the next call', async () => {
       const doomed = await startHttpDemo();
-      const crashing = newManager([{ id: 9, name: 'doomed', type: 'http', url: doomed.url }]);
+      // A call timeout far beyond the test's: only a noticed connection loss answers in time.
+      const crashing = newManager([{ id: 9, name: 'doomed', type: 'http', url: doomed.url }], { callTimeoutMs: 60_000 });
       try {
         await expect(crashing.callTool(1, 9, 'echo', '{"text":"alive"}')).resolves.toBe('alive');
 
         const answer = JSON.parse(await crashing.callTool(1, 9, 'crash', '{}'));
 
-        expect(answer.error).toMatch(/^MCP tool call failed: /);
+        expect(answer.error).toMatch(/^MCP tool call failed: lost the connection to MCP server 'doomed' before 'crash' answered \(.+\)$/);
         // The dead client was dropped: the next call starts a new connection (which finds nobody).
         const next = JSON.parse(await crashing.callTool(1, 9, 'echo', '{"text":"x"}'));
         expect(next.error).toMatch(/^MCP tool call failed: Could not connect to MCP server 'doomed'/);
       } finally {
         await crashing.closeAll();
         await doomed.stop();
+      }
+    });
+  });
+
+  describe('with timeouts in the server configuration', () => {
+    it("takes a server's callTimeoutMs over the manager's", async () => {
+      const manager = newManager([stdioServer({ callTimeoutMs: 150 })], { callTimeoutMs: 10_000 });
+      try {
+        await pidOf(manager, 1);
+
+        const answer = JSON.parse(await manager.callTool(1, 1, 'slow', '{"ms":5000}'));
+
+        expect(answer.error).toBe("MCP tool call failed: 'slow' on MCP server 'demo' did not answer within 150 ms");
+      } finally {
+        await manager.closeAll();
+      }
+    });
+
+    it("takes a server's connectTimeoutMs over the manager's", async () => {
+      const manager = newManager([stdioServer({ args: ['-e', 'process.stdin.resume()'], connectTimeoutMs: 200 })], { connectTimeoutMs: 10_000 });
+      try {
+        const answer = JSON.parse(await manager.callTool(1, 1, 'echo', '{"text":"x"}'));
+
+        expect(answer.error).toBe("MCP tool call failed: Could not connect to MCP server 'demo': no handshake within 200 ms");
+      } finally {
+        await manager.closeAll();
+      }
+    });
+  });
+
+  describe('when a call is cancelled through its signal', () => {
+    it('answers at once with a cancelled error and keeps the client for the next call', async () => {
+      const manager = newManager([stdioServer()], { callTimeoutMs: 10_000 });
+      try {
+        const pid = await pidOf(manager, 1);
+        const controller = new AbortController();
+        setTimeout(() => controller.abort(new Error('the run was cancelled')), 100);
+        const startedAt = Date.now();
+
+        const answer = JSON.parse(await manager.callTool(1, 1, 'slow', '{"ms":5000}', { signal: controller.signal }));
+
+        expect(Date.now() - startedAt).toBeLessThan(1_000);
+        expect(answer).toEqual({ error: "MCP tool call cancelled before 'slow' on MCP server 'demo' answered (the run was cancelled)" });
+        await expect(pidOf(manager, 1)).resolves.toBe(pid);
+      } finally {
+        await manager.closeAll();
+      }
+    });
+
+    it('does not connect for a call whose signal has already fired', async () => {
+      const manager = newManager([stdioServer()]);
+
+      const answer = JSON.parse(await manager.callTool(1, 1, 'echo', '{"text":"x"}', { signal: AbortSignal.abort() }));
+
+      expect(answer).toEqual({ error: "MCP tool call cancelled before 'echo' on MCP server 'demo' answered" });
+      expect(manager.hasClients(1)).toBe(false);
+    });
+
+    it('stops waiting for a connection that is still being made', async () => {
+      // Never answers the handshake: only the signal can end the wait before connectTimeoutMs.
+      const manager = newManager([stdioServer({ args: ['-e', 'process.stdin.resume()'] })], { connectTimeoutMs: 2_000 });
+      try {
+        const startedAt = Date.now();
+
+        const answer = JSON.parse(await manager.callTool(1, 1, 'echo', '{"text":"x"}', { signal: AbortSignal.timeout(100) }));
+
+        expect(Date.now() - startedAt).toBeLessThan(1_000);
+        expect(answer).toEqual({ error: "MCP tool call cancelled before 'echo' on MCP server 'demo' answered (the call's deadline passed)" });
+      } finally {
+        await manager.closeAll();
       }
     });
   });

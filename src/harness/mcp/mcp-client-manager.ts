@@ -1,19 +1,34 @@
+import { AsyncResource } from 'node:async_hooks';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, McpError, type Progress } from '@modelcontextprotocol/sdk/types.js';
 import { parseToolArguments } from '../tool/tool-arguments';
+import type { ToolCallProgress } from '../tool/tool-call-context';
 import { formatMcpCallResult } from './mcp-call-result';
 import { McpConnectError, McpRequestError, UnknownMcpServerError } from './mcp-errors';
-import type { McpServerConfig } from './mcp-server-config';
+import { connectionLostReason, createMcpHttpTransport } from './mcp-http-transport';
+import { McpRequestStoppedError, withRequestDeadline } from './mcp-request-deadline';
+import { MAX_TIMER_MS, type McpServerConfig } from './mcp-server-config';
 import type { McpToolRef } from './mcp-tool-ref';
 
+/**
+ * Defaults for every server; a server's own `callTimeoutMs`, `connectTimeoutMs` and
+ * `maxTotalTimeoutMs` in the MCP config take precedence.
+ */
 export interface McpClientManagerOptions {
-  /** How long one `tools/call` or `tools/list` may wait for its answer (default 60 s). */
+  /**
+   * How long one `tools/call` or `tools/list` may go without its answer (default 60 s). A progress
+   * notification from the server starts a call's timeout again.
+   */
   callTimeoutMs?: number;
   /** How long starting a server and the MCP handshake may take (default 15 s). */
   connectTimeoutMs?: number;
+  /**
+   * The longest a tool call may take in all, however often it reports progress (default ten
+   * times the server's call timeout).
+   */
+  maxTotalTimeoutMs?: number;
   /** Name the harness gives itself in the MCP handshake (default `harness`). */
   clientName?: string;
   /**
@@ -24,9 +39,26 @@ export interface McpClientManagerOptions {
   idleTimeoutMs?: number;
 }
 
+/** How one tool call is run: its cancellation and where its progress goes. */
+export interface McpCallOptions {
+  /**
+   * Cancels the call: the server gets `notifications/cancelled` and the call answers at once with
+   * an error. Absent: only the deadlines end the call.
+   */
+  signal?: AbortSignal;
+  /**
+   * Receives each progress notification the server sends for the call (progress is always
+   * requested: it also keeps the call's timeout from expiring). Called from the connection's
+   * context, not the caller's.
+   */
+  onProgress?: (progress: ToolCallProgress) => void;
+}
+
 const DEFAULT_CALL_TIMEOUT_MS = 60_000;
 const DEFAULT_CONNECT_TIMEOUT_MS = 15_000;
 const DEFAULT_IDLE_TIMEOUT_MS = 600_000;
+/** Without a configured maximum, a call that keeps reporting progress may run this many call timeouts. */
+const DEFAULT_MAX_TOTAL_CALL_TIMEOUTS = 10;
 /** A `tools/list` that needs more pages than this is taken for a server that never ends its list. */
 const MAX_TOOL_PAGES = 100;
 const CLIENT_VERSION = '0.1.0';
@@ -35,6 +67,13 @@ const STDERR_TAIL_CHARS = 2_000;
 
 interface Connection {
   client: Client;
+}
+
+/** The deadlines that apply to one server. */
+interface ServerTimeouts {
+  callMs: number;
+  connectMs: number;
+  maxTotalMs: number;
 }
 
 /** A session's requests in progress, and the timer that closes its clients once it is idle. */
@@ -50,6 +89,9 @@ interface Activity {
  * while a connection is being made share it. A client whose connection died is dropped, and the
  * next call connects again. A session idle for `idleTimeoutMs` has its clients closed, so stdio
  * server processes do not outlive the sessions that use them.
+ *
+ * A call can be cancelled through its signal and ends at its deadlines (see `callTool`); a call
+ * whose connection breaks answers at once, and the next call connects again.
  */
 export class McpClientManager {
   private readonly servers = new Map<number, McpServerConfig>();
@@ -57,16 +99,35 @@ export class McpClientManager {
   private readonly sessions = new Map<number, Map<number, Promise<Connection>>>();
   private readonly activity = new Map<number, Activity>();
   private readonly callTimeoutMs: number;
+  private readonly maxTotalTimeoutMs: number | undefined;
   private readonly idleTimeoutMs: number;
   private readonly connectTimeoutMs: number;
   private readonly clientName: string;
+  /**
+   * Runs a function in the context the manager was built in. A connection is shared by all the
+   * calls of a session, so it is opened outside the call that happened to need it first: its
+   * streams and timers must not carry that call's `ToolCallContext` (id, signal, progress sink)
+   * into the callbacks of later calls.
+   */
+  private readonly outsideAnyCall = AsyncResource.bind(<T>(fn: () => T): T => fn());
 
   constructor(servers: McpServerConfig[], options: McpClientManagerOptions = {}) {
     for (const server of servers) this.servers.set(server.id, server);
     this.callTimeoutMs = options.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS;
     this.connectTimeoutMs = options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
+    this.maxTotalTimeoutMs = options.maxTotalTimeoutMs;
     this.clientName = options.clientName ?? 'harness';
     this.idleTimeoutMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
+  }
+
+  /** The server's own timeouts where its configuration sets them, the manager's otherwise. */
+  private timeouts(server: McpServerConfig): ServerTimeouts {
+    const callMs = server.callTimeoutMs ?? this.callTimeoutMs;
+    return {
+      callMs,
+      connectMs: server.connectTimeoutMs ?? this.connectTimeoutMs,
+      maxTotalMs: server.maxTotalTimeoutMs ?? this.maxTotalTimeoutMs ?? Math.min(callMs * DEFAULT_MAX_TOTAL_CALL_TIMEOUTS, MAX_TIMER_MS),
+    };
   }
 
   /** The configured servers, in configuration order. */
@@ -92,6 +153,7 @@ export class McpClientManager {
   private async listServerTools(sessionId: number, server: McpServerConfig): Promise<McpToolRef[]> {
     const connection = this.connection(sessionId, server);
     const { client } = await connection;
+    const { callMs } = this.timeouts(server);
     const refs: McpToolRef[] = [];
     try {
       let cursor: string | undefined;
@@ -103,10 +165,8 @@ export class McpClientManager {
           if (seen.size + 1 >= MAX_TOOL_PAGES) throw new Error(`tools/list did not end after ${MAX_TOOL_PAGES} pages`);
           seen.add(cursor);
         }
-        const page = await withDeadline(
-          this.callTimeoutMs,
-          (signal) => client.listTools(cursor === undefined ? {} : { cursor }, { signal, timeout: this.callTimeoutMs }),
-          `no answer within ${this.callTimeoutMs} ms`,
+        const page = await withRequestDeadline({ timeoutMs: callMs }, ({ signal }) =>
+          client.listTools(cursor === undefined ? {} : { cursor }, { signal, timeout: callMs }),
         );
         for (const tool of page.tools) {
           refs.push({
@@ -121,7 +181,8 @@ export class McpClientManager {
       } while (cursor !== undefined);
     } catch (error) {
       this.dropIfDead(sessionId, server.id, connection, error);
-      throw new McpRequestError(server.id, server.name, 'tools/list', describeFailure(error, this.callTimeoutMs, server.name));
+      const reason = error instanceof McpRequestStoppedError ? `no answer within ${callMs} ms` : describeFailure(error, callMs, server.name);
+      throw new McpRequestError(server.id, server.name, 'tools/list', reason);
     }
     return refs;
   }
@@ -129,35 +190,78 @@ export class McpClientManager {
   /**
    * Calls a tool and returns what the model should read (see `formatMcpCallResult`). Never
    * rejects: bad arguments give `{"error": ...}` without calling the server; an unknown server, a
-   * failed connection, a server that dies mid-call or no answer within `callTimeoutMs` (counted
-   * from when the call is sent, after connecting) give `{"error":"MCP tool call failed: ..."}`.
+   * failed connection, a server that dies or a connection that breaks mid-call, and a call that
+   * outlives its deadlines give `{"error":"MCP tool call failed: ..."}`; a cancelled call gives
+   * `{"error":"MCP tool call cancelled ..."}` at once.
+   *
+   * Deadlines (counted from when the call is sent, after connecting): the call ends when the
+   * server neither answers nor reports progress for the server's call timeout, and in any case
+   * after its maximum total time. When the call is cancelled or a deadline passes, the server is
+   * sent `notifications/cancelled` for it.
    */
-  async callTool(sessionId: number, serverId: number, toolName: string, argumentsJson: string): Promise<string> {
+  async callTool(
+    sessionId: number,
+    serverId: number,
+    toolName: string,
+    argumentsJson: string,
+    options: McpCallOptions = {},
+  ): Promise<string> {
     const server = this.servers.get(serverId);
     if (!server) return callFailed(new UnknownMcpServerError(serverId).message);
     const parsed = parseToolArguments(argumentsJson);
     if (!parsed.ok) return JSON.stringify({ error: `Invalid arguments for MCP tool '${toolName}': ${parsed.error}` });
-    return this.whileBusy(sessionId, () => this.callServerTool(sessionId, server, toolName, parsed.args));
+    if (options.signal?.aborted) return callCancelled(toolName, server.name, options.signal.reason);
+    return this.whileBusy(sessionId, () => this.callServerTool(sessionId, server, toolName, parsed.args, options));
   }
 
-  private async callServerTool(sessionId: number, server: McpServerConfig, toolName: string, args: Record<string, unknown>): Promise<string> {
+  private async callServerTool(
+    sessionId: number,
+    server: McpServerConfig,
+    toolName: string,
+    args: Record<string, unknown>,
+    { signal, onProgress }: McpCallOptions,
+  ): Promise<string> {
     const connection = this.connection(sessionId, server);
     let client: Client;
     try {
-      ({ client } = await connection);
+      ({ client } = await untilCancelled(connection, signal));
     } catch (error) {
+      if (error instanceof McpRequestStoppedError) return callCancelled(toolName, server.name, error.callerReason);
       return callFailed(error instanceof Error ? error.message : String(error));
     }
+    const { callMs, maxTotalMs } = this.timeouts(server);
+    let progressed = false;
     try {
-      const result = await withDeadline(
-        this.callTimeoutMs,
-        (signal) => client.callTool({ name: toolName, arguments: args }, undefined, { signal, timeout: this.callTimeoutMs }),
-        `'${toolName}' on MCP server '${server.name}' did not answer within ${this.callTimeoutMs} ms`,
+      const result = await withRequestDeadline({ timeoutMs: callMs, maxTotalTimeoutMs: maxTotalMs, signal }, (control) =>
+        client.callTool({ name: toolName, arguments: args }, undefined, {
+          signal: control.signal,
+          // The deadlines above decide; the SDK's own timeout is only a backstop that never fires first.
+          timeout: Math.max(callMs, maxTotalMs),
+          onprogress: (progress) => {
+            progressed = true;
+            control.progress();
+            reportProgress(onProgress, progress);
+          },
+        }),
       );
       return formatMcpCallResult(result);
     } catch (error) {
       this.dropIfDead(sessionId, server.id, connection, error);
-      return callFailed(describeFailure(error, this.callTimeoutMs, server.name));
+      if (error instanceof McpRequestStoppedError) {
+        switch (error.reason) {
+          case 'cancelled':
+            return callCancelled(toolName, server.name, error.callerReason);
+          case 'timeout': {
+            const since = progressed ? ' of its last progress report' : '';
+            return callFailed(`'${toolName}' on MCP server '${server.name}' did not answer within ${callMs} ms${since}`);
+          }
+          case 'max-total-timeout':
+            return callFailed(`'${toolName}' on MCP server '${server.name}' did not finish within its maximum of ${maxTotalMs} ms`);
+        }
+      }
+      const lost = connectionLostReason(error);
+      if (lost !== undefined) return callFailed(`lost the connection to MCP server '${server.name}' before '${toolName}' answered (${lost})`);
+      return callFailed(describeFailure(error, callMs, server.name));
     }
   }
 
@@ -243,7 +347,7 @@ export class McpClientManager {
     }
     const existing = clients.get(server.id);
     if (existing) return existing;
-    const pending: Promise<Connection> = this.connect(server, () => this.forget(sessionId, server.id, pending));
+    const pending: Promise<Connection> = this.outsideAnyCall(() => this.connect(server, () => this.forget(sessionId, server.id, pending)));
     clients.set(server.id, pending);
     // A failed connection is forgotten at once, so the next caller tries again.
     pending.catch(() => this.forget(sessionId, server.id, pending));
@@ -256,18 +360,16 @@ export class McpClientManager {
     // Transport errors also reject the affected request, which is where they are reported.
     client.onerror = () => undefined;
     let stderr = '';
+    const { connectMs } = this.timeouts(server);
     try {
       const transport = createTransport(server, (chunk) => {
         stderr = (stderr + chunk).slice(-STDERR_TAIL_CHARS);
       });
-      await withDeadline(
-        this.connectTimeoutMs,
-        (signal) => client.connect(transport, { signal, timeout: this.connectTimeoutMs }),
-        `no handshake within ${this.connectTimeoutMs} ms`,
-      );
+      await withRequestDeadline({ timeoutMs: connectMs }, ({ signal }) => client.connect(transport, { signal, timeout: connectMs }));
     } catch (error) {
       await client.close().catch(() => undefined);
-      const reason = describeFailure(error, this.connectTimeoutMs, server.name);
+      const reason =
+        error instanceof McpRequestStoppedError ? `no handshake within ${connectMs} ms` : describeFailure(error, connectMs, server.name);
       const tail = stderr.trim();
       throw new McpConnectError(server.id, server.name, tail === '' ? reason : `${reason} (stderr: ${tail})`);
     }
@@ -283,20 +385,21 @@ export class McpClientManager {
   }
 
   /**
-   * After a failed request, drops the client when its connection is unusable (closed, or the
-   * transport failed), so the next call reconnects. A slow answer or an error the server sent
-   * keeps the client: the server is alive and may be serving other calls of the session.
+   * After a failed request, drops the client when its connection is unusable (closed, lost, or the
+   * transport failed), so the next call reconnects. A slow answer, a cancelled call or an error
+   * the server sent keeps the client: the server is alive and may be serving other calls of the
+   * session.
    */
   private dropIfDead(sessionId: number, serverId: number, connection: Promise<Connection>, error: unknown): void {
     if (error instanceof McpError && error.code !== ErrorCode.ConnectionClosed) return;
-    if (error instanceof DeadlineError) return;
+    if (error instanceof McpRequestStoppedError) return;
     this.forget(sessionId, serverId, connection);
     void closeConnection(connection);
   }
 }
 
 function createTransport(server: McpServerConfig, onStderr: (chunk: string) => void): Transport {
-  if (server.type === 'http') return new StreamableHTTPClientTransport(new URL(server.url ?? ''));
+  if (server.type === 'http') return createMcpHttpTransport(new URL(server.url ?? ''));
   const transport = new StdioClientTransport({
     command: server.command ?? '',
     args: server.args ?? [],
@@ -308,31 +411,32 @@ function createTransport(server: McpServerConfig, onStderr: (chunk: string) => v
   return transport;
 }
 
-/** The deadline of `withDeadline` passed; distinct so that a timeout is not taken for a dead link. */
-class DeadlineError extends Error {
-  override readonly name = 'DeadlineError';
+/**
+ * Waits for `promise` unless `signal` fires first (then rejects with a cancelled
+ * `McpRequestStoppedError`); `promise` itself goes on, for whoever else waits for it.
+ */
+async function untilCancelled<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return promise;
+  let onAbort: () => void = () => undefined;
+  const cancelled = new Promise<never>((_, reject) => {
+    onAbort = () => reject(new McpRequestStoppedError('cancelled', signal.reason));
+  });
+  if (signal.aborted) onAbort();
+  signal.addEventListener('abort', onAbort, { once: true });
+  try {
+    return await Promise.race([promise, cancelled]);
+  } finally {
+    signal.removeEventListener('abort', onAbort);
+  }
 }
 
-/**
- * Runs `start` and rejects with a `DeadlineError` after `ms` at the latest, whatever the transport
- * does. The signal given to `start` is aborted then, which makes the SDK cancel the request on
- * the server and forget it.
- */
-async function withDeadline<T>(ms: number, start: (signal: AbortSignal) => Promise<T>, timeoutMessage: string): Promise<T> {
-  const controller = new AbortController();
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
-      const error = new DeadlineError(timeoutMessage);
-      controller.abort(error);
-      reject(error);
-    }, ms);
-    timer.unref();
-  });
+/** Hands a progress notification on; a failing sink must not disturb the connection. */
+function reportProgress(onProgress: McpCallOptions['onProgress'], { progress, total, message }: Progress): void {
+  if (!onProgress) return;
   try {
-    return await Promise.race([start(controller.signal), deadline]);
-  } finally {
-    clearTimeout(timer);
+    onProgress({ progress, ...(total !== undefined && { total }), ...(message !== undefined && { message }) });
+  } catch {
+    // Progress is for watchers only.
   }
 }
 
@@ -359,4 +463,23 @@ function describeFailure(error: unknown, timeoutMs: number, serverName: string):
 
 function callFailed(reason: string): string {
   return JSON.stringify({ error: `MCP tool call failed: ${reason}` });
+}
+
+function callCancelled(toolName: string, serverName: string, reason: unknown): string {
+  const why = describeCancelReason(reason);
+  const error = `MCP tool call cancelled before '${toolName}' on MCP server '${serverName}' answered`;
+  return JSON.stringify({ error: why ? `${error} (${why})` : error });
+}
+
+/**
+ * What the caller's abort reason says, when it says more than "aborted". Read by shape: the
+ * `DOMException` of `AbortSignal.timeout()` and `abort()` may come from another realm.
+ */
+function describeCancelReason(reason: unknown): string | null {
+  if (typeof reason === 'string') return reason === '' ? null : reason;
+  if (typeof reason !== 'object' || reason === null) return null;
+  const { name, message } = reason as { name?: unknown; message?: unknown };
+  if (name === 'TimeoutError') return "the call's deadline passed";
+  if (name === 'AbortError' || typeof message !== 'string' || message === '') return null;
+  return message;
 }

@@ -44,6 +44,19 @@ describe('parseMcpConfig', () => {
     ]);
   });
 
+  it('accepts timeouts on servers of either type, and leaves out those not given', () => {
+    const [local, remote] = parseMcpConfig({
+      servers: [
+        stdio({ callTimeoutMs: 5_000, connectTimeoutMs: 2_000, maxTotalTimeoutMs: 3_600_000 }),
+        http({ callTimeoutMs: 120_000 }),
+      ],
+    });
+
+    expect(local).toMatchObject({ callTimeoutMs: 5_000, connectTimeoutMs: 2_000, maxTotalTimeoutMs: 3_600_000 });
+    expect(remote).toEqual({ id: 2, name: 'web', type: 'http', url: 'http://127.0.0.1:9000/mcp', callTimeoutMs: 120_000 });
+    expect(parseMcpConfig({ servers: [stdio()] })[0]).not.toHaveProperty('callTimeoutMs');
+  });
+
   it('accepts an empty server list', () => {
     expect(parseMcpConfig({ servers: [] })).toEqual([]);
   });
@@ -82,6 +95,18 @@ describe('parseMcpConfig', () => {
       ['an http server has a command', { servers: [http({ command: 'node' })] }, 'servers[0].command', "not a field of a 'http' server"],
       ['a field is misspelt', { servers: [stdio({ cmd: 'node' })] }, 'servers[0].cmd', 'not a field'],
       ['the second entry is bad', { servers: [stdio(), http({ id: -2 })] }, 'servers[1].id', 'got -2'],
+      ['callTimeoutMs is a string', { servers: [stdio({ callTimeoutMs: '5000' })] }, 'servers[0].callTimeoutMs', 'got "5000"'],
+      ['callTimeoutMs is zero', { servers: [http({ callTimeoutMs: 0 })] }, 'servers[0].callTimeoutMs', 'whole number of milliseconds'],
+      ['connectTimeoutMs is not whole', { servers: [stdio({ connectTimeoutMs: 1.5 })] }, 'servers[0].connectTimeoutMs', 'got 1.5'],
+      ['connectTimeoutMs is null', { servers: [stdio({ connectTimeoutMs: null })] }, 'servers[0].connectTimeoutMs', 'got null'],
+      ['maxTotalTimeoutMs is beyond a timer', { servers: [http({ maxTotalTimeoutMs: 2 ** 31 })] }, 'servers[0].maxTotalTimeoutMs', 'from 1 to 2147483647'],
+      [
+        'maxTotalTimeoutMs is less than callTimeoutMs',
+        { servers: [stdio({ callTimeoutMs: 5_000, maxTotalTimeoutMs: 1_000 })] },
+        'servers[0].maxTotalTimeoutMs',
+        'must not be less than servers[0].callTimeoutMs (5000)',
+      ],
+      ['a timeout is misspelt', { servers: [stdio({ callTimeout: 5_000 })] }, 'servers[0].callTimeout', 'not a field'],
     ])('rejects it when %s, naming the field', (_case, json, field, detail) => {
       const error = configError(json);
 

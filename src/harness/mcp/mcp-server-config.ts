@@ -21,12 +21,30 @@ export interface McpServerConfig {
   env?: Record<string, string>;
   /** Endpoint of the server (`http` only). */
   url?: string;
+  /**
+   * How long a request may go without an answer or a progress notification, in ms (default: the
+   * manager's, `HARNESS_MCP_CALL_TIMEOUT_MS`). Each progress notification starts it again.
+   */
+  callTimeoutMs?: number;
+  /** How long starting the server and the MCP handshake may take, in ms (default: the manager's). */
+  connectTimeoutMs?: number;
+  /**
+   * The longest a tool call may take in all, progress or not, in ms (default: the manager's, or
+   * ten times the call timeout).
+   */
+  maxTotalTimeoutMs?: number;
 }
 
 /** Server names become part of tool names, so they are kept to what every provider accepts. */
 export const MCP_SERVER_NAME_PATTERN = /^[A-Za-z0-9_-]+$/;
 
-const COMMON_FIELDS = ['id', 'name', 'type'];
+/** The longest delay `setTimeout` keeps; a longer one would fire at once. */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+
+const TIMEOUT_FIELDS = ['callTimeoutMs', 'connectTimeoutMs', 'maxTotalTimeoutMs'] as const;
+type TimeoutField = (typeof TIMEOUT_FIELDS)[number];
+
+const COMMON_FIELDS = ['id', 'name', 'type', ...TIMEOUT_FIELDS];
 const STDIO_FIELDS = new Set([...COMMON_FIELDS, 'command', 'args', 'env']);
 const HTTP_FIELDS = new Set([...COMMON_FIELDS, 'url']);
 
@@ -111,7 +129,33 @@ function parseServer(entry: unknown, at: string): McpServerConfig {
       throw new McpConfigError(`${at}.${key} is not a field of a '${type}' server`, `${at}.${key}`);
     }
   }
-  return type === 'stdio' ? parseStdio(id, name, field, at) : { id, name, type, url: parseUrl(field('url'), at) };
+  const server: McpServerConfig =
+    type === 'stdio' ? parseStdio(id, name, field, at) : { id, name, type, url: parseUrl(field('url'), at) };
+  return { ...server, ...parseTimeouts(field, at) };
+}
+
+/** The timeouts the entry sets; fields it leaves out are left out (the manager's defaults apply). */
+function parseTimeouts(field: (key: string) => unknown, at: string): Pick<McpServerConfig, TimeoutField> {
+  const timeouts: Pick<McpServerConfig, TimeoutField> = {};
+  for (const key of TIMEOUT_FIELDS) {
+    const value = field(key);
+    if (value === undefined) continue;
+    if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > MAX_TIMER_MS) {
+      throw new McpConfigError(
+        `${at}.${key} must be a whole number of milliseconds from 1 to ${MAX_TIMER_MS}, got ${show(value)}`,
+        `${at}.${key}`,
+      );
+    }
+    timeouts[key] = value;
+  }
+  const { callTimeoutMs, maxTotalTimeoutMs } = timeouts;
+  if (callTimeoutMs !== undefined && maxTotalTimeoutMs !== undefined && maxTotalTimeoutMs < callTimeoutMs) {
+    throw new McpConfigError(
+      `${at}.maxTotalTimeoutMs (${maxTotalTimeoutMs}) must not be less than ${at}.callTimeoutMs (${callTimeoutMs})`,
+      `${at}.maxTotalTimeoutMs`,
+    );
+  }
+  return timeouts;
 }
 
 function parseStdio(id: number, name: string, field: (key: string) => unknown, at: string): McpServerConfig {

@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import * as path from 'node:path';
 import { callTool } from '../tool/tool';
+import { ToolCallContext } from '../tool/tool-call-context';
 import { McpClientManager } from './mcp-client-manager';
 import { MCP_TOOL_NAME_SEPARATOR, McpToolAdapter, mcpToolName, parseMcpToolName } from './mcp-tool-adapter';
 import type { McpToolRef } from './mcp-tool-ref';
@@ -93,6 +94,20 @@ describe('McpToolAdapter', () => {
 
       expect(JSON.parse(await adapter.execute('{"reason":"no"}', SESSION, USER, WORKSPACE))).toEqual({ error: 'no' });
       expect(JSON.parse(await adapter.execute('{broken', SESSION, USER, WORKSPACE)).error).toContain('not valid JSON');
+    });
+
+    it("cancels the call when the tool call's signal fires", async () => {
+      const adapter = new McpToolAdapter(ref({ toolName: 'slow' }), manager);
+      const controller = new AbortController();
+      setTimeout(() => controller.abort(new Error('the run was cancelled')), 100);
+      const startedAt = Date.now();
+
+      const answer = await ToolCallContext.runScope({ callId: 'call_1', signal: controller.signal }, async () =>
+        adapter.execute('{"ms":5000}', SESSION, USER, WORKSPACE),
+      );
+
+      expect(Date.now() - startedAt).toBeLessThan(1_000);
+      expect(JSON.parse(answer)).toEqual({ error: "MCP tool call cancelled before 'slow' on MCP server 'demo' answered (the run was cancelled)" });
     });
 
     it('refuses to run without a session, since clients belong to sessions', async () => {

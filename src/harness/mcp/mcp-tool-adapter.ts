@@ -1,5 +1,7 @@
+import { AsyncResource } from 'node:async_hooks';
 import { BaseTool } from '../tool/tool';
 import { isPlainObject } from '../tool/tool-arguments';
+import { ToolCallContext, type ToolCallProgress } from '../tool/tool-call-context';
 import type { ToolDescriptor } from '../tool/tool-descriptor';
 import type { McpClientManager } from './mcp-client-manager';
 import type { McpToolRef } from './mcp-tool-ref';
@@ -28,6 +30,10 @@ export function parseMcpToolName(name: string): { serverName: string; toolName: 
  * Offers one tool of an MCP server to the model. With a client manager the server runs it
  * (CLOUD); with `clientManager == null` the tool belongs to an MCP server of the desktop client,
  * which runs it (LOCAL), and this adapter only describes it and refuses to run it here.
+ *
+ * In CLOUD mode the call honours its `ToolCallContext`: the call's signal cancels the MCP request
+ * (the server gets `notifications/cancelled`) and the server's progress notifications are
+ * reported with `ToolCallContext.reportProgress`.
  */
 export class McpToolAdapter extends BaseTool {
   private readonly name: string;
@@ -87,7 +93,13 @@ export class McpToolAdapter extends BaseTool {
       // Clients are per session; without one there is no client to call through.
       return Promise.resolve(JSON.stringify({ error: `MCP tool '${this.name}' needs a session to run` }));
     }
-    return this.clientManager.callTool(sessionId, this.ref.serverId, this.ref.toolName, argumentsJson);
+    // Progress notifications arrive in the connection's async context, not this call's: the sink
+    // is bound here, where `ToolCallContext` still knows the call.
+    const onProgress = AsyncResource.bind((progress: ToolCallProgress) => ToolCallContext.reportProgress(progress));
+    return this.clientManager.callTool(sessionId, this.ref.serverId, this.ref.toolName, argumentsJson, {
+      signal: ToolCallContext.signal(),
+      onProgress,
+    });
   }
 
   protected override executeWithWorkspace(argumentsJson: string, workspace: string | null): Promise<string> {

@@ -8,6 +8,7 @@ import { validateAskUserQuestionsArguments } from './impl/ask-user-questions-too
 import { parsePermissionLevel } from './permission-level';
 import { callTool, type Tool } from './tool';
 import type { ToolDescriptor } from './tool-descriptor';
+import { ToolCallContext } from './tool-call-context';
 import { UnknownToolError } from './tool-errors';
 import type { ToolInvocation } from './tool-invocation';
 import type { ToolRegistry } from './tool-registry';
@@ -53,6 +54,12 @@ export interface ToolDispatcherDeps {
   backgroundTasks?: BackgroundTaskManager | null;
   /** How long `ask_user_questions` waits for an answer (default 10 minutes). */
   askTimeoutMs?: number;
+  /**
+   * The longest any call may take before its signal fires and it is answered with an error
+   * (`HARNESS_TOOL_TIMEOUT_MS`); null or absent: no dispatcher-wide deadline, each executor
+   * keeps its own limits.
+   */
+  callTimeoutMs?: number | null;
   /** Milliseconds from any origin, for `durationMs` (default `performance.now`). */
   now?: () => number;
 }
@@ -78,6 +85,7 @@ export class ToolDispatcher {
   private readonly permissionLookup: PermissionLevelLookup | null;
   private readonly backgroundTasks: BackgroundTaskManager | null;
   private readonly askTimeoutMs: number;
+  private readonly callTimeoutMs: number | null;
   /** Invocations built by the light legacy forms, which take the registry-only cloud path. */
   private readonly lightInvocations = new WeakSet<ToolInvocation>();
   /** What a failed call threw, so the legacy entry can throw it again. */
@@ -94,6 +102,7 @@ export class ToolDispatcher {
     this.permissionLookup = deps.permissionLookup ?? null;
     this.backgroundTasks = deps.backgroundTasks ?? null;
     this.askTimeoutMs = deps.askTimeoutMs ?? 10 * 60_000;
+    this.callTimeoutMs = deps.callTimeoutMs ?? null;
     this.now = deps.now ?? (() => performance.now());
   }
 
@@ -104,6 +113,36 @@ export class ToolDispatcher {
    * result whose content is what the agent loop used to make of it, `Tool execution failed: …`.
    */
   async dispatchInvocation(invocation: ToolInvocation): Promise<ToolResult> {
+    // A call that can be cancelled or watched runs in its scope, so the tool reads its signal
+    // and reports progress; one that cannot (the legacy entry) takes the path it always took.
+    if (invocation.signal === undefined && invocation.onProgress === undefined && this.callTimeoutMs === null) {
+      return this.execute(invocation);
+    }
+    const signal = this.callSignal(invocation.signal);
+    const scope = { callId: invocation.callId, signal, onProgress: invocation.onProgress };
+    const started = this.now();
+    // A call whose run was cancelled before it started runs nothing.
+    const execution = signal?.aborted ? null : ToolCallContext.runScope(scope, () => this.execute(invocation));
+    const stopped = execution === null ? signal?.reason : await untilAborted(execution, signal);
+    if (execution !== null && stopped === null) return execution;
+    // The tool is told (its signal fired) but not waited for: a tool that ignores its signal
+    // must not hold the run.
+    const message =
+      // AbortSignal.timeout's reason is a DOMException named TimeoutError.
+      (stopped as { name?: unknown } | undefined)?.name === 'TimeoutError'
+        ? `the tool did not finish within ${this.callTimeoutMs} ms`
+        : 'the run was cancelled before the tool finished';
+    return { callId: invocation.callId, status: 'error', content: `Tool execution failed: ${message}`, errorMessage: message, durationMs: elapsed(started, this.now()) };
+  }
+
+  /** The call's signal: the run's, and the dispatcher's deadline for any call when one is set. */
+  private callSignal(runSignal: AbortSignal | undefined): AbortSignal | undefined {
+    if (this.callTimeoutMs === null) return runSignal;
+    const deadline = AbortSignal.timeout(this.callTimeoutMs);
+    return runSignal ? AbortSignal.any([runSignal, deadline]) : deadline;
+  }
+
+  private async execute(invocation: ToolInvocation): Promise<ToolResult> {
     const started = this.now();
     try {
       const raw = this.lightInvocations.has(invocation)
@@ -422,4 +461,21 @@ function readShellCommand(argumentsJson: string): string | null {
 
 function isAsyncShell(argumentsJson: string): boolean {
   return parseObject(argumentsJson)?.async === true;
+}
+
+/**
+ * Resolves `null` when `execution` settles first, or the signal's reason when the signal fires
+ * first (at once if it already has). The listener is removed either way.
+ */
+function untilAborted(execution: Promise<unknown>, signal: AbortSignal | undefined): Promise<unknown> {
+  if (signal === undefined) return execution.then(() => null, () => null);
+  return new Promise((resolve) => {
+    const onAbort = (): void => resolve(signal.reason ?? new Error('aborted'));
+    signal.addEventListener('abort', onAbort, { once: true });
+    const settle = (): void => {
+      signal.removeEventListener('abort', onAbort);
+      resolve(null);
+    };
+    execution.then(settle, settle);
+  });
 }

@@ -1,5 +1,6 @@
 import type { LlmModelConfig } from '../llm/chat-request';
 import type { Tool } from './tool';
+import type { ToolCallProgress } from './tool-call-context';
 
 /**
  * One tool call with its whole context, explicit: what the dispatcher needs to decide where the
@@ -27,4 +28,12 @@ export interface ToolInvocation {
   modelConfig: LlmModelConfig | null;
   /** The session's own tools (e.g. MCP adapters), looked up after the registry. */
   sessionTools: Tool[] | null;
+  /**
+   * Fires when the call should stop (the run was cancelled). The dispatcher combines it with the
+   * call's deadline and hands it to whatever executes the call; a tool reads it through
+   * `ToolCallContext.signal()`. Absent: the call cannot be cancelled (the legacy behaviour).
+   */
+  signal?: AbortSignal;
+  /** Receives the call's progress reports (`ToolCallContext.reportProgress`), e.g. from an MCP server. */
+  onProgress?: (progress: ToolCallProgress) => void;
 }

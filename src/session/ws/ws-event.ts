@@ -16,6 +16,7 @@ export type WsEventType =
   | 'thinking_end'
   | 'tool_call_start'
   | 'tool_call_args_delta'
+  | 'tool_call_progress'
   | 'tool_call_result'
   | 'activity'
   | 'tool_request'

@@ -1,5 +1,6 @@
 import type { AgentEventListener } from '../../harness/core/agent-event-listener';
 import type { ChatUsage } from '../../harness/llm/chat-request';
+import type { ToolCallProgress } from '../../harness/tool/tool-call-context';
 import type { ToolResultMeta } from '../../harness/tool/tool-result';
 import { describeToolActivity } from '../persistence/activity-describer';
 import type { StreamingWsRegistry } from './streaming-ws-registry';
@@ -38,6 +39,17 @@ export interface WsStreamingEventListenerOptions {
    * sends the event exactly as it did before the field existed.
    */
   markFinalErrors?: boolean;
+  /** Least time between two `tool_call_progress` events of one call (default 250 ms). */
+  progressIntervalMs?: number;
+}
+
+export const DEFAULT_PROGRESS_INTERVAL_MS = 250;
+
+/** The progress events of one running call: when one last went out, and the one held back. */
+interface ProgressThrottle {
+  lastSentAt: number;
+  pending: Record<string, unknown> | null;
+  timer: NodeJS.Timeout | null;
 }
 
 interface ToolCallSeen {
@@ -52,10 +64,13 @@ interface ToolCallSeen {
  */
 export class WsStreamingEventListener implements AgentEventListener {
   private readonly calls = new Map<string, ToolCallSeen>();
+  private readonly progress = new Map<string, ProgressThrottle>();
+  private readonly progressIntervalMs: number;
   private readonly now: () => number;
 
   constructor(private readonly options: WsStreamingEventListenerOptions) {
     this.now = options.now ?? Date.now;
+    this.progressIntervalMs = options.progressIntervalMs ?? DEFAULT_PROGRESS_INTERVAL_MS;
   }
 
   onContentDelta(delta: string): void {
@@ -87,6 +102,33 @@ export class WsStreamingEventListener implements AgentEventListener {
   }
 
   /**
+   * Sends `tool_call_progress`, at most one per call per `progressIntervalMs`: a server that
+   * reports progress in a tight loop must not flood the clients. A report that comes too soon
+   * waits for the end of the interval, replaced by any later one; the call's result drops it.
+   */
+  onToolCallProgress(toolCallId: string, progress: ToolCallProgress): void {
+    const data: Record<string, unknown> = { tool_call_id: toolCallId, progress: progress.progress };
+    if (progress.total !== undefined) data.total = progress.total;
+    if (progress.message !== undefined) data.message = progress.message;
+    const throttle = this.progress.get(toolCallId) ?? { lastSentAt: -Infinity, pending: null, timer: null };
+    this.progress.set(toolCallId, throttle);
+    const wait = throttle.lastSentAt + this.progressIntervalMs - this.now();
+    if (wait <= 0 && throttle.timer === null) {
+      throttle.lastSentAt = this.now();
+      this.emit('tool_call_progress', data);
+      return;
+    }
+    throttle.pending = data;
+    throttle.timer ??= setTimeout(() => {
+      throttle.timer = null;
+      if (throttle.pending === null) return;
+      throttle.lastSentAt = this.now();
+      this.emit('tool_call_progress', throttle.pending);
+      throttle.pending = null;
+    }, Math.max(0, wait));
+  }
+
+  /**
    * The status is the fact in `meta`, decided where the tool ran. Only a caller that passes no
    * meta gets the legacy guess from the text (`isErrorResult`).
    */
@@ -103,6 +145,7 @@ export class WsStreamingEventListener implements AgentEventListener {
       summary: activity.summary,
     });
     this.recordActivity(toolCallId, toolName, activity, isError, auditDetails(meta));
+    this.dropProgress(toolCallId);
     // The call is over. Some providers number calls per round (`call_0`, `call_1`, …), so a later
     // round may use this id again for a new call, which then gets its own tool_call_start.
     this.calls.delete(toolCallId);
@@ -118,6 +161,12 @@ export class WsStreamingEventListener implements AgentEventListener {
 
   onError(message: string): void {
     this.emit('error', this.options.markFinalErrors ? { message, final: true } : { message });
+  }
+
+  private dropProgress(toolCallId: string): void {
+    const throttle = this.progress.get(toolCallId);
+    if (throttle?.timer) clearTimeout(throttle.timer);
+    this.progress.delete(toolCallId);
   }
 
   private recordActivity(

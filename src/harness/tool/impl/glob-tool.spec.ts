@@ -2,6 +2,7 @@ import * as fs from 'node:fs/promises';
 import * as os from 'node:os';
 import * as path from 'node:path';
 
+import { ToolCallContext } from '../tool-call-context';
 import { GlobTool } from './glob-tool';
 
 describe('GlobTool', () => {
@@ -137,5 +138,22 @@ describe('glob over an 800-deep tree (as write_file makes them)', () => {
     const tool = new GlobTool({ now: () => (readings++, 0) });
     expect(JSON.parse(await tool.execute(JSON.stringify({ pattern: '**' }), workspace))).toEqual({ files: [`${chain}/bottom.txt`], truncated: false });
     expect(readings).toBeGreaterThan(800);
+  });
+});
+
+describe('glob of a cancelled call', () => {
+  it('walks nothing and says it was cancelled', async () => {
+    const workspace = await fs.mkdtemp(path.join(os.tmpdir(), 'harness-glob-cancel-'));
+    try {
+      await fs.writeFile(path.join(workspace, 'a.txt'), 'a');
+      const controller = new AbortController();
+      controller.abort();
+      const result = await ToolCallContext.runScope({ callId: 'c1', signal: controller.signal }, () =>
+        new GlobTool().execute(JSON.stringify({ pattern: '**' }), workspace),
+      );
+      expect(JSON.parse(String(result))).toEqual({ error: 'glob was cancelled before it finished' });
+    } finally {
+      await fs.rm(workspace, { recursive: true, force: true });
+    }
   });
 });

@@ -1,5 +1,6 @@
 import * as fs from 'node:fs/promises';
 
+import { ToolCallContext } from '../tool-call-context';
 import { optionalString, requireString } from '../tool-arguments';
 import { resolveInWorkspace } from '../workspace-path';
 import { describeFsError } from './fs-error-message';
@@ -100,7 +101,11 @@ export class GlobTool extends WorkspaceTool {
       return errorResult(describeFsError(error, resolved.relativePath));
     }
 
-    const walk = new WorkspaceFileWalk(resolved.workspace, { maxEntries: this.maxEntries, shouldStop: () => this.now() >= deadline });
+    const signal = ToolCallContext.signal();
+    const walk = new WorkspaceFileWalk(resolved.workspace, {
+      maxEntries: this.maxEntries,
+      shouldStop: () => signal?.aborted === true || this.now() >= deadline,
+    });
     const files: string[] = [];
     let truncated = false;
     for await (const file of walk.files(resolved.relativePath, matcher.value.literalDirectory)) {
@@ -111,6 +116,7 @@ export class GlobTool extends WorkspaceTool {
       }
       files.push(file.relativePath);
     }
+    if (walk.stopped && signal?.aborted) return errorResult('glob was cancelled before it finished');
     if (walk.stopped) {
       return errorResult(
         `glob was stopped after its time limit of ${this.timeoutMs} ms; ` +

@@ -4,6 +4,7 @@ import * as path from 'node:path';
 
 import { RE2JS } from 're2js';
 
+import { ToolCallContext } from '../tool-call-context';
 import { GrepTool, MAX_PROGRAM_SIZE } from './grep-tool';
 import { configureGrepWorkers, type GrepWorkerSettings, liveGrepWorkers, liveGrepWorkersOf, setGrepWorkerLimit, waitingGrepMatchers } from './grep-worker';
 
@@ -205,6 +206,18 @@ describe('grep with patterns that are slow even for a linear-time engine', () =>
       clearInterval(ticker);
     }
   }
+
+  it('ends at once when its call is cancelled, terminating its matching thread', async () => {
+    const controller = new AbortController();
+    const search = ToolCallContext.runScope({ callId: 'c1', signal: controller.signal }, () => grep({ pattern: slowPattern, path: 'many-a.txt' }));
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(liveGrepWorkers()).toBe(1);
+    const cancelledAt = performance.now();
+    controller.abort();
+    expect(await search).toEqual({ error: 'grep was cancelled before it finished' });
+    expect(performance.now() - cancelledAt).toBeLessThan(1_000);
+    expect(liveGrepWorkers()).toBe(0);
+  });
 
   it('is stopped at the deadline with an error, without blocking the event loop meanwhile', async () => {
     const started = performance.now();

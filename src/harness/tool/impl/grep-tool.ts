@@ -4,6 +4,7 @@ import type { FileHandle } from 'node:fs/promises';
 
 import { RE2JS } from 're2js';
 
+import { ToolCallContext } from '../tool-call-context';
 import { optionalBoolean, optionalString, requireString } from '../tool-arguments';
 import { openFileBeneath } from '../workspace-open';
 import { resolveInWorkspace } from '../workspace-path';
@@ -228,12 +229,21 @@ export class GrepTool extends WorkspaceTool {
     const expired = new Promise<null>((resolve) => {
       timer = setTimeout(() => resolve(null), this.timeoutMs);
     });
+    // A cancelled call (its run was cancelled) ends at once: its thread is terminated below.
+    const signal = ToolCallContext.signal();
+    let onAbort: (() => void) | undefined;
+    const cancelled = new Promise<string>((resolve) => {
+      onAbort = () => resolve(errorResult('grep was cancelled before it finished'));
+      if (signal?.aborted) onAbort();
+      else signal?.addEventListener('abort', onAbort, { once: true });
+    });
     const search = this.search(target, matcher);
     try {
-      const result = await Promise.race([search, expired]);
+      const result = await Promise.race([search, expired, cancelled]);
       return result ?? errorResult(matcher.isWaitingForSlot ? this.busyMessage() : this.deadlineMessage());
     } finally {
       clearTimeout(timer);
+      if (onAbort) signal?.removeEventListener('abort', onAbort);
       // After the deadline the abandoned search rejects (its matcher is closed); nobody waits for it.
       search.catch(() => undefined);
       await matcher.close();

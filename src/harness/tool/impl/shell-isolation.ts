@@ -55,7 +55,9 @@ export interface UnprivilegedUser {
  *
  * The innermost shell reports `ready` on descriptor 3 and closes it before running the command.
  * The prelude stays pid 1 and exits with the command's status; when it exits, everything still
- * running in the namespace is killed.
+ * running in the namespace is killed. It must stay in the process group of `unshare` (which
+ * forks it; `--kill-child` kills it should `unshare` die): `ShellTool` stops a command that timed
+ * out or was cancelled by killing that group, and reaches everything else through this pid 1.
  */
 export const NAMESPACE_PRELUDE = [
   'set -e',

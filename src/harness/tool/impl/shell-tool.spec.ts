@@ -1,13 +1,15 @@
 import { spawnSync } from 'node:child_process';
+import { getEventListeners } from 'node:events';
 import { readdirSync, readFileSync } from 'node:fs';
 import * as fs from 'node:fs/promises';
 import * as os from 'node:os';
 import * as path from 'node:path';
 
 import { BackgroundTaskManager, type BackgroundTaskResult } from '../../core/background-task-manager';
+import { ToolCallContext } from '../tool-call-context';
 import { DEFAULT_SHELL_PATH, shellEnvironment } from './shell-environment';
 import { probeNamespaceIsolationSync, ShellIsolation, type ShellIsolationOptions } from './shell-isolation';
-import { SHELL_DISABLED_ERROR, ShellTool, type ShellToolOptions } from './shell-tool';
+import { SHELL_DISABLED_ERROR, SHELL_NOT_STARTED_ERROR, ShellTool, type ShellToolOptions } from './shell-tool';
 
 const SESSION = 5;
 const USER = 9;
@@ -24,6 +26,42 @@ function isRunning(pid: number): boolean {
   } catch {
     return false;
   }
+}
+
+/** Resolves once `done()` holds, failing if it does not within `ms` of the call. */
+async function within(ms: number, done: () => boolean, what: string): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!done()) {
+    if (Date.now() > deadline) throw new Error(`${what} did not happen within ${ms} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+let uniqueArg = 0;
+/** A number no other process on the host has among its arguments: `sleep` takes it as seconds. */
+const sleepArg = () => `${600 + (process.pid % 1000)}.${Date.now() % 100000}${uniqueArg++}`;
+
+/** Runs `execute` as the dispatcher runs a call that can be cancelled: in a scope holding `signal`. */
+function inCall<T>(signal: AbortSignal, execute: () => Promise<T>): Promise<T> {
+  return ToolCallContext.runScope({ callId: 'call-1', signal }, execute);
+}
+
+/**
+ * Starts `command` (which must run `sleep` with each of `sleeps`) in a cancellable call, waits
+ * until every sleep runs, then aborts the call. Gives the call's answer and the host pids of the
+ * sleeps and of every process with the command among its arguments (the shell, and for a confined
+ * launch `unshare` and the namespace's init).
+ */
+async function cancelWhileRunning(start: (signal: AbortSignal) => Promise<Record<string, unknown>>, command: string, sleeps: string[]) {
+  const controller = new AbortController();
+  const answer = start(controller.signal);
+  const sleepPids = await eventually(() => {
+    const found = sleeps.map((arg) => processesWith(arg));
+    return found.every((pids) => pids.length === 1) ? found.flat() : undefined;
+  }, 'the sleeps to start');
+  const pids = [...sleepPids, ...processesWith(command)];
+  controller.abort();
+  return { answer: await answer, sleepPids, pids };
 }
 
 async function eventually<T>(probe: () => T | undefined, what: string): Promise<T> {
@@ -97,6 +135,57 @@ describe('ShellTool', () => {
       expect(await run({ command: 'true', timeout_ms: 5000 }, shell({ timeoutMs: 100, maxTimeoutMs: 1000 }))).toEqual({
         error: "'timeout_ms' must be at most 1000, got 5000",
       });
+    });
+  });
+
+  describe("when the call's signal fires", () => {
+    const runInCall = (signal: AbortSignal, args: Record<string, unknown>, tool = shell()) => inCall(signal, () => run(args, tool));
+
+    it('kills the command and what it put in the background within a second, and answers that it was cancelled', async () => {
+      const [child, nohupChild, foreground] = [sleepArg(), sleepArg(), sleepArg()];
+      const command = `sleep ${child} & echo $! > child.pid; nohup sleep ${nohupChild} > /dev/null 2>&1 & sleep ${foreground}; touch done`;
+      const { answer, sleepPids, pids } = await cancelWhileRunning((signal) => runInCall(signal, { command }), command, [child, nohupChild, foreground]);
+      strayPids.push(...pids);
+      expect(answer).toEqual({ error: 'the command was cancelled before it finished; it was killed' });
+      expect(Number(await fs.readFile(path.join(workspace, 'child.pid'), 'utf8'))).toBe(sleepPids[0]);
+      expect(pids).toHaveLength(4); // the three sleeps and the shell
+      await within(1000, () => pids.every((pid) => !isRunning(pid)), 'the death of every process');
+      await expect(fs.access(path.join(workspace, 'done'))).rejects.toThrow();
+    });
+
+    it("names the call's time limit when that is what fired", async () => {
+      expect(await runInCall(AbortSignal.timeout(100), { command: 'sleep 30' })).toEqual({
+        error: "the command was cancelled: the call's time limit passed; it was killed",
+      });
+    });
+
+    it('runs nothing when the signal fired before the call started', async () => {
+      const controller = new AbortController();
+      controller.abort();
+      const background = new BackgroundTaskManager();
+      expect(await runInCall(controller.signal, { command: 'touch ran' })).toEqual({ error: SHELL_NOT_STARTED_ERROR });
+      expect(await runInCall(controller.signal, { command: 'touch ran', async: true }, shell({ background }))).toEqual({ error: SHELL_NOT_STARTED_ERROR });
+      expect(background.runningCount(SESSION)).toBe(0);
+      await expect(fs.access(path.join(workspace, 'ran'))).rejects.toThrow();
+    });
+
+    it('stops listening to the signal once the command has finished', async () => {
+      const controller = new AbortController();
+      expect(await runInCall(controller.signal, { command: 'echo fine' })).toEqual({ exit_code: 0, stdout: 'fine\n', stderr: '' });
+      expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
+    });
+
+    it('leaves an async:true command running: it belongs to the session, not to the call', async () => {
+      const background = new BackgroundTaskManager();
+      const controller = new AbortController();
+      const started = await runInCall(controller.signal, { command: 'sleep 0.3; echo finished', async: true }, shell({ background }));
+      expect(started.status).toBe('started');
+      controller.abort();
+      const [finished] = await eventually<BackgroundTaskResult[]>(() => {
+        const drained = background.drainCompleted(SESSION);
+        return drained.length > 0 ? drained : undefined;
+      }, 'the background result');
+      expect(JSON.parse(finished.result)).toEqual({ exit_code: 0, stdout: 'finished\n', stderr: '' });
     });
   });
 
@@ -264,7 +353,6 @@ describe.each(variants)('ShellTool with namespace isolation, %s', (_, variant) =
   let root: string;
   let dbDir: string;
   let workspace: string;
-  let unique = 0;
 
   beforeEach(async () => {
     scratch = await fs.realpath(await fs.mkdtemp(path.join(os.tmpdir(), 'harness-confined-')));
@@ -291,8 +379,6 @@ describe.each(variants)('ShellTool with namespace isolation, %s', (_, variant) =
   const confined = (options: Partial<ShellToolOptions> = {}) => new ShellTool({ enabled: true, isolation: isolation(), ...options });
   const run = async (args: Record<string, unknown>, tool = confined(), dir = workspace) =>
     JSON.parse(await tool.execute(JSON.stringify(args), SESSION, USER, dir)) as Record<string, unknown>;
-  /** A number no other process on the host has among its arguments: `sleep` takes it as seconds. */
-  const sleepArg = () => `${600 + (process.pid % 1000)}.${Date.now() % 100000}${unique++}`;
 
   whereNamespacesWork('runs in the workspace at its own path, reading and writing its files', async () => {
     expect(await run({ command: 'pwd; cat mine.txt; echo new > made.txt; echo "$HOME"' })).toEqual({
@@ -375,6 +461,18 @@ describe.each(variants)('ShellTool with namespace isolation, %s', (_, variant) =
     const result = await run({ command: `sleep ${inGroup} & setsid sleep ${ownSession} & wait`, timeout_ms: 1000 });
     expect(result).toEqual({ exit_code: 124, stdout: '', stderr: '', timed_out: true });
     await eventually(() => (processesWith(inGroup).length + processesWith(ownSession).length === 0 ? true : undefined), 'the sleeps to die');
+  });
+
+  whereNamespacesWork("when the call's signal fires, kills everything in the namespace within a second, even outside the group", async () => {
+    const [child, ownSession, jobControlled, foreground] = [sleepArg(), sleepArg(), sleepArg(), sleepArg()];
+    const command = `sleep ${child} & setsid sleep ${ownSession} & (set -m; sleep ${jobControlled} &); sleep ${foreground}; touch done`;
+    const start = (signal: AbortSignal) => inCall(signal, () => run({ command }));
+    const { answer, pids } = await cancelWhileRunning(start, command, [child, ownSession, jobControlled, foreground]);
+    expect(answer).toEqual({ error: 'the command was cancelled before it finished; it was killed' });
+    // The sleeps, unshare, the namespace's init and the command's shell.
+    expect(pids.length).toBeGreaterThanOrEqual(7);
+    await within(1000, () => pids.every((pid) => !isRunning(pid)), 'the death of every process');
+    await expect(fs.access(path.join(workspace, 'done'))).rejects.toThrow();
   });
 
   whereNamespacesWork('ends what the command leaves running in the background when it returns', async () => {

@@ -4,6 +4,7 @@ import type { Readable } from 'node:stream';
 
 import type { BackgroundTaskManager } from '../../core/background-task-manager';
 import { BaseTool } from '../tool';
+import { ToolCallContext } from '../tool-call-context';
 import { optionalBoolean, optionalInteger, parseToolArguments, requireString } from '../tool-arguments';
 import { resolveInWorkspace } from '../workspace-path';
 import { errorResult, jsonResult, messageOf } from './json-result';
@@ -15,6 +16,9 @@ export const SHELL_DISABLED_ERROR = 'shell is disabled on this server (HARNESS_C
 
 /** Exit code reported for a command killed by the timeout (the one coreutils `timeout` uses). */
 export const SHELL_TIMEOUT_EXIT_CODE = 124;
+
+/** What a call whose signal fired before the command started answers. */
+export const SHELL_NOT_STARTED_ERROR = 'the command was cancelled before it started; nothing was run';
 
 /** How long output is still awaited after the shell exits, for its last buffered bytes. */
 const EXIT_OUTPUT_GRACE_MS = 1000;
@@ -60,6 +64,13 @@ export interface ShellResult {
  * `{"exit_code","stdout","stderr","timed_out"?,"truncated"?}`; a timeout gives exit code 124 and
  * `timed_out:true`, a signal 128+N. With `async:true` the command is handed to the
  * `BackgroundTaskManager` and the call answers `{"status":"started","task_id"}` at once.
+ *
+ * When the call's signal (`ToolCallContext.signal()`) fires, the command is killed the way a
+ * timeout kills it and the call answers `{"error":"the command was cancelled …"}` at once; a call
+ * whose signal has already fired runs nothing. Unconfined, "everything it started" means its
+ * process group: a process that leaves the group (`setsid`, a `set -m` job, a daemon) survives.
+ * An `async:true` command belongs to the session, not to the call: the signal of the call that
+ * started it does not stop it (its own `timeout_ms` does).
  *
  * With namespace isolation (`ShellIsolation`) the command runs in its own pid and mount
  * namespaces (and as `nobody` when the server is root): it sees only its own processes, and of the workspace root and database directory
@@ -158,6 +169,8 @@ export class ShellTool extends BaseTool {
     workspace: string | null,
   ): Promise<string> {
     if (!this.options.enabled) return errorResult(SHELL_DISABLED_ERROR);
+    const signal = ToolCallContext.signal();
+    if (signal?.aborted) return errorResult(SHELL_NOT_STARTED_ERROR);
     if (workspace === null || workspace.trim() === '') return errorResult('shell needs a workspace to run');
     const parsed = parseToolArguments(argumentsJson);
     if (!parsed.ok) return errorResult(parsed.error);
@@ -180,12 +193,15 @@ export class ShellTool extends BaseTool {
     if (sessionId !== null) env.HARNESS_SESSION_ID = String(sessionId);
     if (userId !== null) env.HARNESS_USER_ID = String(userId);
     const launch = await this.isolation.launchFor(command.value, root.path);
-    const run = () => this.spawnCommand(launch, root.path, env, timeout.value ?? this.timeoutMs);
+    // The checks above took time (the isolation probe may have run): the call may be over.
+    if (signal?.aborted) return errorResult(SHELL_NOT_STARTED_ERROR);
+    const run = (stop?: AbortSignal) => this.spawnCommand(launch, root.path, env, timeout.value ?? this.timeoutMs, stop);
 
-    if (!runAsync.value) return run();
+    if (!runAsync.value) return run(signal);
     const background = this.options.background;
     if (!background) return errorResult('async shell commands are not available on this server');
     if (sessionId === null) return errorResult('async shell commands need a session');
+    // A background job outlives the call that started it, so the call's signal does not reach it.
     const taskId = background.start(sessionId, `shell: ${command.value}`, run());
     return jsonResult({
       status: 'started',
@@ -194,8 +210,12 @@ export class ShellTool extends BaseTool {
     });
   }
 
-  /** Never rejects: a spawn failure becomes an error result. */
-  private spawnCommand(launch: ShellLaunch, cwd: string, env: NodeJS.ProcessEnv, timeoutMs: number): Promise<string> {
+  /**
+   * Never rejects: a spawn failure becomes an error result. The timeout and `stop` end the
+   * command the same way, by killing its process group (`killGroup`); `stop` then answers at once,
+   * without waiting for output a process that escaped the group may still hold open.
+   */
+  private spawnCommand(launch: ShellLaunch, cwd: string, env: NodeJS.ProcessEnv, timeoutMs: number, stop?: AbortSignal): Promise<string> {
     return new Promise((resolve) => {
       const child = spawn(launch.file, launch.args, {
         cwd,
@@ -214,16 +234,33 @@ export class ShellTool extends BaseTool {
       let ready = !launch.confined;
       status?.on('data', () => (ready = true));
 
-      let timedOut = false;
+      let stoppedBy: 'timeout' | 'signal' | null = null;
       const timer = setTimeout(() => {
-        timedOut = true;
+        stoppedBy ??= 'timeout';
         killGroup(child.pid);
       }, timeoutMs);
       timer.unref();
+      let exited = false;
+      const cancel = (): void => {
+        // A shell that has already exited is reported as it ended; what it left in its group goes.
+        if (!exited) stoppedBy ??= 'signal';
+        clearTimeout(timer);
+        killGroup(child.pid);
+        stdoutStream.destroy();
+        stderrStream.destroy();
+        status?.destroy();
+      };
+      stop?.addEventListener('abort', cancel, { once: true });
+      const settle = (result: string): void => {
+        clearTimeout(timer);
+        stop?.removeEventListener('abort', cancel);
+        resolve(result);
+      };
 
       // A command that leaves a background job holding its stdout/stderr (`server &`) would keep
       // 'close' from firing; once the shell itself has exited, stop waiting for that output.
       child.on('exit', () => {
+        exited = true;
         const grace = setTimeout(() => {
           stdoutStream.destroy();
           stderrStream.destroy();
@@ -232,16 +269,11 @@ export class ShellTool extends BaseTool {
         grace.unref();
         child.on('close', () => clearTimeout(grace));
       });
-      child.on('error', (error) => {
-        clearTimeout(timer);
-        resolve(errorResult(`could not start ${launch.file}: ${messageOf(error)}`));
-      });
+      child.on('error', (error) => settle(errorResult(`could not start ${launch.file}: ${messageOf(error)}`)));
       child.on('close', (code, signal) => {
-        clearTimeout(timer);
-        if (!ready && !timedOut) {
-          resolve(errorResult(this.isolation.setupError(stderr.text())));
-          return;
-        }
+        if (stoppedBy === 'signal') return settle(errorResult(cancelledError(stop)));
+        const timedOut = stoppedBy === 'timeout';
+        if (!ready && !timedOut) return settle(errorResult(this.isolation.setupError(stderr.text())));
         const result: ShellResult = {
           exit_code: timedOut ? SHELL_TIMEOUT_EXIT_CODE : exitCode(code, signal),
           stdout: stdout.text(),
@@ -249,7 +281,7 @@ export class ShellTool extends BaseTool {
         };
         if (timedOut) result.timed_out = true;
         if (stdout.truncated || stderr.truncated) result.truncated = true;
-        resolve(JSON.stringify(result));
+        settle(JSON.stringify(result));
       });
     });
   }
@@ -261,6 +293,22 @@ function exitCode(code: number | null, signal: NodeJS.Signals | null): number {
   return number ? 128 + number : 1;
 }
 
+/** What a call answers when its signal stopped the running command. */
+function cancelledError(stop: AbortSignal | undefined): string {
+  const reason = stop?.reason as { name?: unknown } | undefined;
+  return reason?.name === 'TimeoutError'
+    ? "the command was cancelled: the call's time limit passed; it was killed"
+    : 'the command was cancelled before it finished; it was killed';
+}
+
+/**
+ * Kills the command's process group: the shell and what it started without leaving the group
+ * (`cmd &`, `nohup cmd &`; a non-interactive shell has no job control). A confined launch's group
+ * holds `unshare` and the pid namespace's init (the prelude), and when init dies the kernel kills
+ * every other process in the namespace, whatever group or session it moved to (`unshare
+ * --kill-child` does the same should only `unshare` die). Unconfined, a process that left the
+ * group (`setsid`, a job under `set -m`, a daemon) is not reached.
+ */
 function killGroup(pid: number | undefined): void {
   if (pid === undefined) return;
   try {

@@ -1,0 +1,107 @@
+import { BaseTool } from './tool';
+import { ToolCallContext, type ToolCallProgress } from './tool-call-context';
+import { ToolDispatcher } from './tool-dispatcher';
+import type { ToolInvocation } from './tool-invocation';
+import { ToolRegistry } from './tool-registry';
+
+/** A tool that waits until its call's signal fires (or forever, when it ignores it), reporting progress. */
+class WaitingTool extends BaseTool {
+  runs = 0;
+  seenSignal: AbortSignal | undefined;
+  constructor(private readonly honoursSignal: boolean) {
+    super();
+  }
+  getName(): string {
+    return 'wait';
+  }
+  getDescription(): string {
+    return 'waits';
+  }
+  getInputSchema(): Record<string, unknown> {
+    return { type: 'object' };
+  }
+  override execute(): Promise<string> {
+    this.runs++;
+    this.seenSignal = ToolCallContext.signal();
+    ToolCallContext.reportProgress({ progress: 1, total: 2, message: 'half way' });
+    return new Promise((resolve) => {
+      if (this.honoursSignal) this.seenSignal?.addEventListener('abort', () => resolve('stopped'), { once: true });
+    });
+  }
+}
+
+function invocation(overrides: Partial<ToolInvocation> = {}): ToolInvocation {
+  return {
+    callId: 'c1',
+    toolName: 'wait',
+    argumentsJson: '{}',
+    executionMode: 'CLOUD',
+    sessionId: 1,
+    userId: 1,
+    executionUserId: null,
+    workspace: '/ws',
+    permissionLevel: 'FULL',
+    modelConfig: null,
+    sessionTools: null,
+    ...overrides,
+  };
+}
+
+describe('ToolDispatcher and the call signal', () => {
+  it("hands the run's signal and a progress sink to the tool, and answers a cancelled call at once", async () => {
+    const tool = new WaitingTool(true);
+    const dispatcher = new ToolDispatcher({ registry: new ToolRegistry([tool]) });
+    const controller = new AbortController();
+    const progress: ToolCallProgress[] = [];
+
+    const pending = dispatcher.dispatchInvocation(invocation({ signal: controller.signal, onProgress: (p) => progress.push(p) }));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(tool.seenSignal?.aborted).toBe(false);
+    expect(progress).toEqual([{ progress: 1, total: 2, message: 'half way' }]);
+    controller.abort(new Error('The run was cancelled'));
+    const result = await pending;
+
+    expect(tool.seenSignal?.aborted).toBe(true);
+    expect(result).toEqual({
+      callId: 'c1',
+      status: 'error',
+      content: 'Tool execution failed: the run was cancelled before the tool finished',
+      errorMessage: 'the run was cancelled before the tool finished',
+      durationMs: expect.any(Number),
+    });
+  });
+
+  it('does not wait for a tool that ignores its signal', async () => {
+    const dispatcher = new ToolDispatcher({ registry: new ToolRegistry([new WaitingTool(false)]) });
+    const controller = new AbortController();
+    const pending = dispatcher.dispatchInvocation(invocation({ signal: controller.signal }));
+    controller.abort();
+    expect((await pending).status).toBe('error');
+  });
+
+  it('runs nothing for a call whose run was cancelled before it started', async () => {
+    const tool = new WaitingTool(true);
+    const dispatcher = new ToolDispatcher({ registry: new ToolRegistry([tool]) });
+    const controller = new AbortController();
+    controller.abort();
+    expect((await dispatcher.dispatchInvocation(invocation({ signal: controller.signal }))).status).toBe('error');
+    expect(tool.runs).toBe(0);
+  });
+
+  it('stops a call at the dispatcher-wide deadline, naming it', async () => {
+    const tool = new WaitingTool(true);
+    const dispatcher = new ToolDispatcher({ registry: new ToolRegistry([tool]), callTimeoutMs: 20 });
+    const result = await dispatcher.dispatchInvocation(invocation());
+    expect(result.errorMessage).toBe('the tool did not finish within 20 ms');
+    expect(tool.seenSignal?.aborted).toBe(true);
+  });
+
+  it('without a signal, progress sink or deadline, runs the tool outside any call scope, as before', async () => {
+    const tool = new WaitingTool(true);
+    const dispatcher = new ToolDispatcher({ registry: new ToolRegistry([tool]) });
+    void dispatcher.dispatchInvocation(invocation());
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(tool.runs).toBe(1);
+    expect(tool.seenSignal).toBeUndefined();
+  });
+});
