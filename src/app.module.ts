@@ -1,22 +1,18 @@
-import { Logger, Module, type BeforeApplicationShutdown, type DynamicModule, type OnApplicationShutdown } from '@nestjs/common';
-import { APP_FILTER, APP_GUARD, Reflector } from '@nestjs/core';
-import { createHarnessComponents, type HarnessComponents, type HarnessExtensions } from './harness-components';
+import * as fs from 'node:fs';
+import { Logger, Module, type BeforeApplicationShutdown, type DynamicModule, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import { HARNESS_CONFIG, HarnessConfigModule, type HarnessExtensions } from './config/config.module';
 import type { HarnessConfig } from './config/harness-config';
-import { LocalToolSessionRegistry } from './harness/local/local-tool-session-registry';
-import { AskUserQuestionsRegistry } from './harness/tool/ask-user-questions-registry';
-import { TokenAuthenticator } from './session/auth/token-authenticator';
-import { BearerAuthGuard } from './session/http/auth.guard';
-import { HarnessExceptionFilter } from './session/http/harness-exception.filter';
-import { HealthController } from './session/http/health.controller';
-import { SessionsController } from './session/http/sessions.controller';
-import { ToolsController } from './session/http/tools.controller';
+import { HarnessModule } from './harness/harness.module';
+import { McpClientManager } from './harness/mcp/mcp-client-manager';
+import { ShellIsolation } from './harness/tool/impl/shell-isolation';
+import { canOpenBeneath } from './harness/tool/workspace-open';
+import { HarnessDatabase } from './session/persistence/harness-database';
+import { PersistenceModule } from './session/persistence/persistence.module';
+import { RunRecovery } from './session/run/run-recovery';
 import { RunService } from './session/run/run.service';
-import { SessionService } from './session/session-service';
-import { ToolCatalog } from './session/tool-catalog';
-import { StreamingGateway } from './session/ws/streaming.gateway';
+import { SessionModule } from './session/session.module';
+import { StreamingWsModule } from './session/ws/streaming-ws.module';
 import { StreamingWsRegistry } from './session/ws/streaming-ws-registry';
-
-const COMPONENTS = Symbol('HarnessComponents');
 
 /** WebSocket close code for a server that is going away (RFC 6455). */
 const WS_GOING_AWAY = 1001;
@@ -24,56 +20,106 @@ const WS_GOING_AWAY = 1001;
 const RUNS_GRACE_MS = 5000;
 const SOCKETS_GRACE_MS = 2000;
 
+/** What the lifecycle starts and stops. */
+export interface HarnessLifecycleDeps {
+  config: HarnessConfig;
+  recovery: RunRecovery;
+  shellIsolation: ShellIsolation;
+  runs: RunService;
+  wsRegistry: StreamingWsRegistry;
+  mcp: McpClientManager | null;
+  database: HarnessDatabase;
+}
+
 /**
- * Closes what the process opened, in order. Before Nest closes the HTTP and WebSocket servers:
- * runs are stopped, each ending with a final `error` event naming the shutdown, and every
- * connection is closed with 1001 once that event has left. After: MCP servers, then the database.
+ * The server's side effects, in one place and in order (the providers themselves only build
+ * objects; the database opens when it is built).
+ *
+ * At init, before the server listens: the workspace root is created; the runs a previous process
+ * left unfinished are closed (one stderr line each), so no run can start before; where the cloud
+ * shell is on, a missing `/proc/self/fd` is reported and the shell isolation is probed (awaited),
+ * so a host without namespaces is reported now, not at the first command.
+ *
+ * Before Nest closes the HTTP and WebSocket servers: runs are stopped, each ending with a final
+ * `error` event naming the shutdown, then every connection is closed with 1001 once that event has
+ * left. After: MCP servers, then the database, last, whatever happened before.
  */
-class HarnessShutdown implements BeforeApplicationShutdown, OnApplicationShutdown {
+export class HarnessLifecycle implements OnModuleInit, BeforeApplicationShutdown, OnApplicationShutdown {
   private readonly logger = new Logger('Shutdown');
-  constructor(private readonly components: HarnessComponents) {}
+
+  constructor(private readonly deps: HarnessLifecycleDeps) {}
+
+  async onModuleInit(): Promise<void> {
+    const { config, recovery, shellIsolation } = this.deps;
+    fs.mkdirSync(config.workspaceRoot, { recursive: true });
+    // Before anything can start a run: close the runs a previous process left unfinished, so their
+    // sessions take messages again and their conversations answer every tool call.
+    for (const recovered of recovery.recoverAll()) {
+      process.stderr.write(
+        `recovered run ${recovered.executionId} of session ${recovered.sessionId}, interrupted by a stop: ` +
+          `${recovered.unansweredCalls.length} unfinished tool call(s) closed with an error\n`,
+      );
+    }
+    if (!config.cloudShell) return;
+    if (!canOpenBeneath()) {
+      process.stderr.write(
+        'warning: /proc/self/fd is missing: the file tools open workspace paths without pinning their directories, ' +
+          'so a shell command running in the background could swap a directory for a link and lead them out of its workspace; mount /proc\n',
+      );
+    }
+    await shellIsolation.check();
+  }
 
   async beforeApplicationShutdown(): Promise<void> {
-    const ended = await this.components.runs
+    const ended = await this.deps.runs
       .shutdown('the server is shutting down', RUNS_GRACE_MS)
       .catch((error: unknown) => this.logger.warn(`runs: ${String(error)}`));
     if (ended === false) this.logger.warn(`some runs had not ended ${RUNS_GRACE_MS} ms after they were stopped`);
-    await this.components.wsRegistry
+    await this.deps.wsRegistry
       .closeAll(WS_GOING_AWAY, 'server shutting down', SOCKETS_GRACE_MS)
       .catch((error: unknown) => this.logger.warn(`WebSocket connections: ${String(error)}`));
   }
 
   async onApplicationShutdown(): Promise<void> {
-    await this.components.mcp?.closeAll().catch((error: unknown) => this.logger.warn(`MCP: ${String(error)}`));
-    this.components.database.close();
+    try {
+      await this.deps.mcp?.closeAll().catch((error: unknown) => this.logger.warn(`MCP: ${String(error)}`));
+    } finally {
+      this.deps.database.close();
+    }
   }
 }
 
-/** Wires the harness classes (plain TypeScript) into Nest: HTTP controllers, the gateway, the guard. */
+/**
+ * The whole server: `HarnessModule` (the agent and its tools) and `SessionModule` (HTTP, WebSocket,
+ * persistence, runs), configured by `HarnessConfigModule`, started and stopped by
+ * `HarnessLifecycle`. The session layer's `PersistenceModule` and `StreamingWsModule` supply the
+ * harness's ports (`TASK_STORE`, `PERMISSION_LEVEL_LOOKUP`, `CLIENT_CONNECTIONS`), so that the
+ * harness does not depend on the session layer.
+ */
 @Module({})
 export class AppModule {
   static forRoot(config: HarnessConfig, extensions: HarnessExtensions = {}): DynamicModule {
-    const from = <T>(pick: (components: HarnessComponents) => T) => ({ useFactory: pick, inject: [COMPONENTS] });
+    const harness = HarnessModule.forRoot({ imports: [PersistenceModule, StreamingWsModule] });
+    const session = SessionModule.forRoot({ imports: [harness] });
     return {
       module: AppModule,
-      controllers: [HealthController, SessionsController, ToolsController],
+      imports: [HarnessConfigModule.forRoot(config, extensions), harness, session],
       providers: [
-        { provide: COMPONENTS, useFactory: () => createHarnessComponents(config, extensions) },
-        { provide: TokenAuthenticator, ...from((c) => c.authenticator) },
-        { provide: SessionService, ...from((c) => c.sessions) },
-        { provide: RunService, ...from((c) => c.runs) },
-        { provide: ToolCatalog, ...from((c) => c.toolCatalog) },
-        { provide: StreamingWsRegistry, ...from((c) => c.wsRegistry) },
-        { provide: LocalToolSessionRegistry, ...from((c) => c.localSessions) },
-        { provide: AskUserQuestionsRegistry, ...from((c) => c.askUserQuestions) },
-        { provide: HarnessShutdown, ...from((c) => new HarnessShutdown(c)) },
         {
-          provide: APP_GUARD,
-          useFactory: (authenticator: TokenAuthenticator, reflector: Reflector) => new BearerAuthGuard(authenticator, reflector),
-          inject: [TokenAuthenticator, Reflector],
+          // One provider depends on everything it starts and stops, so the order is the one
+          // written in it, not the order in which Nest visits modules.
+          provide: HarnessLifecycle,
+          useFactory: (
+            config: HarnessConfig,
+            recovery: RunRecovery,
+            shellIsolation: ShellIsolation,
+            runs: RunService,
+            wsRegistry: StreamingWsRegistry,
+            mcp: McpClientManager | null,
+            database: HarnessDatabase,
+          ) => new HarnessLifecycle({ config, recovery, shellIsolation, runs, wsRegistry, mcp, database }),
+          inject: [HARNESS_CONFIG, RunRecovery, ShellIsolation, RunService, StreamingWsRegistry, McpClientManager, HarnessDatabase],
         },
-        { provide: APP_FILTER, useClass: HarnessExceptionFilter },
-        StreamingGateway,
       ],
     };
   }

@@ -1,4 +1,5 @@
 import 'reflect-metadata';
+import type { NestApplicationOptions } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { WsAdapter } from '@nestjs/platform-ws';
 import type { NestExpressApplication } from '@nestjs/platform-express';
@@ -7,7 +8,7 @@ import { loadHarnessConfig, type HarnessConfig } from './config/harness-config';
 import type { Tool } from './harness/tool/tool';
 import { useJsonBody } from './session/http/json-body';
 import { createValidationPipe } from './session/http/validation';
-import { parseClientFrame } from './session/ws/client-frame';
+import { parseClientFrame } from './session/gateway/client-frame';
 
 /** A running server and the address it listens on. */
 export interface RunningHarness {
@@ -27,20 +28,42 @@ export interface StartHarnessOptions {
   tools?: Tool[];
 }
 
-/** Starts the server for a configuration (used by `main`, the demo and the whole-process tests). */
-export async function startHarness(config: HarnessConfig, options: StartHarnessOptions = {}): Promise<RunningHarness> {
-  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config, { tools: options.tools ?? [] }), {
-    logger: options.logger === false ? false : ['warn', 'error'],
-    bodyParser: false,
-  });
+/**
+ * Creation options every Harness application needs (`NestFactory.create`, or a testing module's
+ * `createNestApplication`): Nest's own body parsers are off, `configureHarnessApp` installs ours.
+ */
+export function harnessAppOptions(options: Pick<StartHarnessOptions, 'logger'> = {}): NestApplicationOptions {
+  return { logger: options.logger === false ? false : ['warn', 'error'], bodyParser: false };
+}
+
+/**
+ * What the server needs between creating the application and listening: the JSON body limits,
+ * the WebSocket adapter with its frame parser, the validation pipe. The application must have been
+ * created with `harnessAppOptions`.
+ */
+export function configureHarnessApp(app: NestExpressApplication): NestExpressApplication {
   useJsonBody(app);
   app.useWebSocketAdapter(new WsAdapter(app, { messageParser: parseClientFrame }));
   app.useGlobalPipes(createValidationPipe());
-  await app.listen(config.port, config.host);
+  return app;
+}
+
+/**
+ * Initializes the application (its lifecycle's start: directories, run recovery, the shell
+ * probe) and listens on `port` (0: a free one) at `host`.
+ */
+export async function listenHarness(app: NestExpressApplication, { host, port }: Pick<HarnessConfig, 'host' | 'port'>): Promise<RunningHarness> {
+  await app.listen(port, host);
   const address = app.getHttpServer().address();
-  const port = typeof address === 'object' && address ? address.port : config.port;
-  const url = `http://${config.host}:${port}`;
-  return { app, url, port, close: () => app.close() };
+  const boundPort = typeof address === 'object' && address ? address.port : port;
+  const url = `http://${host}:${boundPort}`;
+  return { app, url, port: boundPort, close: () => app.close() };
+}
+
+/** Starts the server for a configuration (used by `main`, the demo and the whole-process tests). */
+export async function startHarness(config: HarnessConfig, options: StartHarnessOptions = {}): Promise<RunningHarness> {
+  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config, { tools: options.tools ?? [] }), harnessAppOptions(options));
+  return listenHarness(configureHarnessApp(app), config);
 }
 
 async function main(): Promise<void> {

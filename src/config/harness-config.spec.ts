@@ -1,5 +1,5 @@
 import { createLlmModelConfigFromEnv } from '../harness/llm/llm-adapter-facade';
-import { DEFAULT_LLM_LIMITS } from '../harness/llm/llm-http';
+import { DEFAULT_LLM_LIMITS } from '../harness/llm/llm-limits';
 import { ConfigError, loadHarnessConfig } from './harness-config';
 
 const TOKENS = { HARNESS_TOKENS: 'tok=1' };

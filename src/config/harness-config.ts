@@ -1,9 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import * as path from 'node:path';
 import { createLlmModelConfigFromEnv, type LlmProtocol } from '../harness/llm/llm-adapter-facade';
-import { DEFAULT_LLM_LIMITS } from '../harness/llm/llm-http';
+import { DEFAULT_LLM_LIMITS } from '../harness/llm/llm-limits';
 import { MAX_TIMER_MS } from '../harness/mcp/mcp-server-config';
-import { DEFAULT_SEND_BUFFER_LIMIT_BYTES } from '../session/ws/streaming-ws-registry';
 import { SHELL_ISOLATION_MODES, type ShellIsolationMode } from '../harness/tool/impl/shell-isolation';
 
 /** Everything the server reads from its environment (interface.md, "Process and configuration"). */
@@ -24,7 +23,7 @@ export interface HarnessConfig {
   /** `HARNESS_TOOL_TIMEOUT_MS`: the longest any tool call may take before it is stopped. */
   toolTimeoutMs: number;
   /** `HARNESS_WS_SEND_BUFFER_BYTES`: most bytes held unsent for one WebSocket connection. */
-  wsSendBufferBytes: number;
+  wsSendBufferBytes: number | null;
   cloudShell: boolean;
   /** `HARNESS_SHELL_ENV`: names of server variables copied into `shell` commands' environment. */
   shellEnv: string[];
@@ -73,7 +72,8 @@ export function loadHarnessConfig(env: NodeJS.ProcessEnv = process.env): Harness
     mcpIdleTimeoutMs: readMilliseconds('HARNESS_MCP_IDLE_TIMEOUT_MS', env.HARNESS_MCP_IDLE_TIMEOUT_MS, 600_000),
     mcpCallTimeoutMs: readTimerMilliseconds('HARNESS_MCP_CALL_TIMEOUT_MS', env.HARNESS_MCP_CALL_TIMEOUT_MS, 60_000),
     toolTimeoutMs: readTimerMilliseconds('HARNESS_TOOL_TIMEOUT_MS', env.HARNESS_TOOL_TIMEOUT_MS, 3_600_000),
-    wsSendBufferBytes: readWholeNumber('HARNESS_WS_SEND_BUFFER_BYTES', env.HARNESS_WS_SEND_BUFFER_BYTES, DEFAULT_SEND_BUFFER_LIMIT_BYTES, 'bytes', 1),
+    // Unset: the registry's own default (8 MiB).
+    wsSendBufferBytes: nonEmpty(env.HARNESS_WS_SEND_BUFFER_BYTES) === null ? null : readWholeNumber('HARNESS_WS_SEND_BUFFER_BYTES', env.HARNESS_WS_SEND_BUFFER_BYTES, 0, 'bytes', 1),
     cloudShell: readSwitch('HARNESS_CLOUD_SHELL', env.HARNESS_CLOUD_SHELL),
     shellEnv: readShellEnv(env.HARNESS_SHELL_ENV),
     shellIsolation: readShellIsolation(env.HARNESS_SHELL_ISOLATION),

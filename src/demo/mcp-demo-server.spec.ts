@@ -6,7 +6,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { createDemoMcpServer, startDemoMcpHttpServer } from './mcp-demo-server';
 
-const DEMO_SERVER_JS = path.join(__dirname, '../../dist/demo/mcp-demo-server.js');
+const DEMO_SERVER_JS = path.join(__dirname, '../../build/dev/demo/mcp-demo-server.js');
 
 /** A real SDK client wired to a fresh demo server in this process. */
 async function connectInMemory(): Promise<{ client: Client; close: () => Promise<void> }> {
@@ -82,7 +82,7 @@ describe('startDemoMcpHttpServer', () => {
 
 describe('mcp-demo-server command line', () => {
   it('exits with a message when --http is not given a port', async () => {
-    if (!existsSync(DEMO_SERVER_JS)) throw new Error(`${DEMO_SERVER_JS} is missing: run npm run build first`);
+    if (!existsSync(DEMO_SERVER_JS)) throw new Error(`${DEMO_SERVER_JS} is missing: run npm run build:dev first`);
     const child = spawn(process.execPath, [DEMO_SERVER_JS, '--http', 'eighty'], { stdio: ['ignore', 'pipe', 'pipe'] });
     let stderr = '';
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));

@@ -1,8 +1,8 @@
 /**
  * A small MCP server for demos and tests, built with the SDK's `McpServer`.
  *
- *   node dist/demo/mcp-demo-server.js              → serves over stdio
- *   node dist/demo/mcp-demo-server.js --http PORT  → Streamable HTTP at http://127.0.0.1:PORT/mcp (0 = free port)
+ *   node build/dev/demo/mcp-demo-server.js              → serves over stdio
+ *   node build/dev/demo/mcp-demo-server.js --http PORT  → Streamable HTTP at http://127.0.0.1:PORT/mcp (0 = free port)
  *
  * Its tools cover every outcome a client must handle: plain text, an `isError` result, structured
  * content, an answer that comes late (`slow`) and a server that dies mid-call (`crash`).

@@ -1,8 +1,8 @@
 /**
  * An MCP server whose tool takes its time, for cancellation, deadline and progress tests.
  *
- *   node dist/demo/mcp-slow-server.js [--record FILE]              → serves over stdio
- *   node dist/demo/mcp-slow-server.js --http PORT [--record FILE]  → Streamable HTTP at http://127.0.0.1:PORT/mcp
+ *   node build/dev/demo/mcp-slow-server.js [--record FILE]              → serves over stdio
+ *   node build/dev/demo/mcp-slow-server.js --http PORT [--record FILE]  → Streamable HTTP at http://127.0.0.1:PORT/mcp
  *
  * `work` waits `ms` milliseconds, reporting progress every `progressEveryMs` when the client asked
  * for progress (a `progressToken`), and stops early when the client cancels. With `--record`, the

@@ -4,14 +4,14 @@ import * as path from 'node:path';
 import type { SlowServerEvent } from '../../src/demo/mcp-slow-server';
 
 /** The compiled slow MCP server (`src/demo/mcp-slow-server.ts`); tests run it as a real process. */
-export const SLOW_MCP_SERVER = path.resolve(__dirname, '../../dist/demo/mcp-slow-server.js');
+export const SLOW_MCP_SERVER = path.resolve(__dirname, '../../build/dev/demo/mcp-slow-server.js');
 const SLOW_MCP_SERVER_TS = path.resolve(__dirname, '../../src/demo/mcp-slow-server.ts');
 
 /** Fails early on a missing or stale build: a child process runs the compiled server, not the source. */
 export function requireBuiltSlowMcpServer(): void {
-  if (!existsSync(SLOW_MCP_SERVER)) throw new Error(`${SLOW_MCP_SERVER} is missing: run npx tsc -p tsconfig.build.json first`);
+  if (!existsSync(SLOW_MCP_SERVER)) throw new Error(`${SLOW_MCP_SERVER} is missing: run npm run build:dev first`);
   if (statSync(SLOW_MCP_SERVER).mtimeMs < statSync(SLOW_MCP_SERVER_TS).mtimeMs) {
-    throw new Error(`${SLOW_MCP_SERVER} is older than its source: run npx tsc -p tsconfig.build.json first`);
+    throw new Error(`${SLOW_MCP_SERVER} is older than its source: run npm run build:dev first`);
   }
 }
 

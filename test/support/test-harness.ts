@@ -14,8 +14,8 @@ export const TOKEN_A = 'tok-a';
 /** User 2's token. */
 export const TOKEN_B = 'tok-b';
 
-/** The compiled example MCP server (`npx tsc -p tsconfig.build.json` builds it). */
-export const MCP_DEMO_SERVER = path.resolve(__dirname, '../../dist/demo/mcp-demo-server.js');
+/** The compiled example MCP server (`npm run build:dev` builds it; `npm test` runs that first). */
+export const MCP_DEMO_SERVER = path.resolve(__dirname, '../../build/dev/demo/mcp-demo-server.js');
 
 export interface TestHarnessOptions {
   /** Configure the example MCP server as server 1, `demo`, over stdio. */

@@ -43,16 +43,3 @@ export interface AgentEventListener {
   /** The run failed (model error, too many rounds, a store that could not save, the server stopping it). */
   onError(message: string): void;
 }
-
-/** A listener that ignores everything, for runs nobody watches. */
-export class NoopAgentEventListener implements AgentEventListener {
-  onContentDelta(_delta: string): void {}
-  onThinkingStart(): void {}
-  onThinkingDelta(_delta: string): void {}
-  onThinkingEnd(): void {}
-  onToolCallStart(_toolCallId: string, _toolName: string, _argumentsJson: string): void {}
-  onToolCallArgsDelta(_toolCallId: string, _argumentsDelta: string): void {}
-  onToolCallResult(_toolCallId: string, _result: string): void {}
-  onMessageEnd(_usage: ChatUsage | null): void {}
-  onError(_message: string): void {}
-}

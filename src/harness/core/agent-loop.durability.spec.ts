@@ -1,6 +1,6 @@
 import type { ChatMessage, ChatRequest, ChatResponse, LlmModelConfig, StreamChunk } from '../llm/chat-request';
 import type { LlmAdapter } from '../llm/llm-adapter';
-import { LlmAnswerTooLargeError } from '../llm/llm-http';
+import { LlmAnswerTooLargeError } from '../llm/llm-errors';
 import { MISSING_TOOL_RESULT } from '../llm/tool-call-sequence';
 import { BaseTool } from '../tool/tool';
 import { ToolDispatcher } from '../tool/tool-dispatcher';

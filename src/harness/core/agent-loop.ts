@@ -1,14 +1,14 @@
 import type { ChatMessage, ChatRequest, ChatUsage, StreamChunk, ToolCall, ToolDefinition } from '../llm/chat-request';
 import type { LlmAdapter } from '../llm/llm-adapter';
-import { LlmAnswerTooLargeError } from '../llm/llm-http';
+import { LlmAnswerTooLargeError } from '../llm/llm-errors';
 import type { Tool } from '../tool/tool';
 import { ToolCallContext } from '../tool/tool-call-context';
-import type { ToolDispatcher } from '../tool/tool-dispatcher';
+import type { ToolInvocationDispatcher } from '../tool/tool-invocation';
 import type { ToolRegistry } from '../tool/tool-registry';
 import { toToolResultMeta, type ToolResult } from '../tool/tool-result';
 import type { AgentEventListener } from './agent-event-listener';
 import { toolResultMessage, type AgentExecutionContext } from './agent-execution-context';
-import type { BackgroundTaskManager, BackgroundTaskResult } from './background-task-manager';
+import type { BackgroundTaskManager, BackgroundTaskResult } from '../runtime/background-task-manager';
 import { ToolCallAccumulator } from './tool-call-accumulator';
 import { answerEveryToolCall } from '../llm/tool-call-sequence';
 
@@ -47,7 +47,7 @@ export interface AgentLoopLogger {
 
 export interface AgentLoopDeps {
   llm: LlmAdapter;
-  dispatcher: ToolDispatcher;
+  dispatcher: ToolInvocationDispatcher;
   registry: ToolRegistry;
   /** Source of finished background jobs, injected at the start of each round. */
   backgroundTasks?: BackgroundTaskManager | null;
@@ -75,7 +75,7 @@ type StreamedRound =
  */
 export class AgentLoop {
   private readonly llm: LlmAdapter;
-  private readonly dispatcher: ToolDispatcher;
+  private readonly dispatcher: ToolInvocationDispatcher;
   private readonly registry: ToolRegistry;
   private readonly backgroundTasks: BackgroundTaskManager | null;
   private readonly logger: AgentLoopLogger;
@@ -195,10 +195,9 @@ export class AgentLoop {
     for (const [position, call] of toolCalls.entries()) {
       const settled = await resultOrAbort(running[position], context.signal);
       const result = settled === ABORTED ? cancelledResult(call.id, Math.round(performance.now() - startedAt)) : settled;
-      const content = this.processToolResult(call.function.name, result.content);
       const meta = toToolResultMeta(result);
-      toolMessages.push(context.addToolResult(call.id, call.function.name, content, result.status === 'error'));
-      notify('onToolCallResult', (l) => l.onToolCallResult(call.id, content, meta));
+      toolMessages.push(context.addToolResult(call.id, call.function.name, result.content, result.status === 'error'));
+      notify('onToolCallResult', (l) => l.onToolCallResult(call.id, result.content, meta));
     }
     await save(() => persistence?.saveToolMessages(toolMessages));
   }
@@ -253,14 +252,6 @@ export class AgentLoop {
       signal: context.signal,
       onProgress: (progress) => notify('onToolCallProgress', (l) => l.onToolCallProgress?.(call.id, progress)),
     });
-  }
-
-  /**
-   * The content the model receives for a result: the dispatcher's content, unchanged (it is
-   * already text — the dispatcher turns whatever a tool returned into a string).
-   */
-  private processToolResult(_toolName: string, content: string): string {
-    return content;
   }
 
   private async injectBackgroundResults(context: AgentExecutionContext, persistence?: AgentRunPersistence): Promise<void> {

@@ -1,22 +1,10 @@
 import { AnthropicLlmAdapter } from './anthropic-llm-adapter';
-import type { ChatRequest, LlmModelConfig, ToolDefinition } from './chat-request';
-import { LlmHttpError, LlmResponseError, LlmTimeoutError } from './llm-http';
+import type { ChatRequest } from './chat-request';
+import { LlmResponseError } from './llm-errors';
 import { caught } from './testing/caught';
 import { collectStream } from './testing/collect-stream';
-import { cutEvery, jsonResponse, ReplayServer, sseEvent, type ReplayResponse } from './testing/replay-server';
-
-const READ_FILE: ToolDefinition = {
-  type: 'function',
-  function: {
-    name: 'read_file',
-    description: 'Read a file',
-    parameters: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] },
-  },
-};
-
-function config(server: ReplayServer, overrides: Partial<LlmModelConfig> = {}): LlmModelConfig {
-  return { protocol: 'anthropic', baseUrl: server.url, apiKey: 'sk-ant-test', model: 'claude-test', ...overrides };
-}
+import { behavesLikeAnHttpAdapter, configFor, HELLO, READ_FILE, type AdapterWire } from './testing/http-adapter-behaviour';
+import { jsonResponse, replayServers, sseEvent, type ReplayResponse } from './testing/replay-server';
 
 /** Events as Anthropic sends them: an `event:` line naming the type, and the type again in data. */
 function stream(...events: Array<Record<string, unknown>>): ReplayResponse {
@@ -61,35 +49,31 @@ const PLAIN_TEXT = stream(
   MESSAGE_STOP,
 );
 
-const HELLO: ChatRequest = { messages: [{ role: 'user', content: 'hi' }], sessionId: 1 };
+const WIRE: AdapterWire = {
+  createAdapter: (options) => new AnthropicLlmAdapter(options),
+  config: { protocol: 'anthropic', apiKey: 'sk-ant-test', model: 'claude-test' },
+  provider: 'anthropic',
+  path: 'messages',
+  headers: { 'x-api-key': 'sk-ant-test', 'anthropic-version': '2023-06-01', authorization: undefined },
+  apiKeyHeader: 'x-api-key',
+  helloBody: { model: 'claude-test', max_tokens: 4096, messages: [{ role: 'user', content: 'hi' }], stream: true },
+  plainText: PLAIN_TEXT,
+  // Cached prompt tokens count as prompt tokens.
+  plainTextUsage: { promptTokens: 25, completionTokens: 9, totalTokens: 34 },
+  openAnswer: (...texts) => stream(MESSAGE_START, PING, textStart(0), ...texts.map((text) => textDelta(0, text))),
+  errorBody: (type, message) => ({ type: 'error', error: { type, message } }),
+  terminalEvent: 'message_stop',
+};
 
 describe('AnthropicLlmAdapter', () => {
-  let server: ReplayServer;
+  behavesLikeAnHttpAdapter(WIRE);
+
+  const start = replayServers();
   const adapter = new AnthropicLlmAdapter({ baseDelayMs: 1 });
-  afterEach(() => server?.close());
 
   describe('stream', () => {
-    it('streams plain text with finish reason and usage', async () => {
-      server = await ReplayServer.start([PLAIN_TEXT]);
-      const answer = await collectStream(adapter.stream(HELLO, config(server)));
-      expect(answer.content).toBe('Hello, world');
-      expect(answer.finishReason).toBe('stop');
-      expect(answer.usage).toEqual({ promptTokens: 25, completionTokens: 9, totalTokens: 34 });
-      const [received] = server.requests;
-      expect(received.path).toBe('/v1/messages');
-      expect(received.headers['x-api-key']).toBe('sk-ant-test');
-      expect(received.headers['anthropic-version']).toBe('2023-06-01');
-      expect(received.headers.authorization).toBeUndefined();
-      expect(received.body).toEqual({
-        model: 'claude-test',
-        max_tokens: 4096,
-        messages: [{ role: 'user', content: 'hi' }],
-        stream: true,
-      });
-    });
-
     it('maps the conversation to Messages shape, merging tool results into one user turn', async () => {
-      server = await ReplayServer.start([PLAIN_TEXT]);
+      const server = await start([PLAIN_TEXT]);
       const request: ChatRequest = {
         sessionId: 1,
         maxTokens: 1000,
@@ -116,7 +100,7 @@ describe('AnthropicLlmAdapter', () => {
           { role: 'user', content: 'thanks' },
         ],
       };
-      await collectStream(adapter.stream(request, config(server)));
+      await collectStream(adapter.stream(request, configFor(WIRE, server)));
       expect(server.requests[0].body).toEqual({
         model: 'claude-test',
         max_tokens: 1000,
@@ -156,7 +140,7 @@ describe('AnthropicLlmAdapter', () => {
     });
 
     it('assembles parallel tool calls, indexed by order of their tool_use blocks', async () => {
-      server = await ReplayServer.start([
+      const server = await start([
         stream(
           MESSAGE_START,
           textStart(0),
@@ -179,7 +163,7 @@ describe('AnthropicLlmAdapter', () => {
           MESSAGE_STOP,
         ),
       ]);
-      const answer = await collectStream(adapter.stream(HELLO, config(server)));
+      const answer = await collectStream(adapter.stream(HELLO, configFor(WIRE, server)));
       expect(answer.content).toBe('Let me look.');
       expect(answer.toolCalls).toEqual([
         { id: 'toolu_1', type: 'function', function: { name: 'read_file', arguments: '{"path": "a.txt"}' } },
@@ -193,7 +177,7 @@ describe('AnthropicLlmAdapter', () => {
     });
 
     it('streams thinking blocks as thinking', async () => {
-      server = await ReplayServer.start([
+      const server = await start([
         stream(
           MESSAGE_START,
           { type: 'content_block_start', index: 0, content_block: { type: 'thinking', thinking: '' } },
@@ -208,109 +192,43 @@ describe('AnthropicLlmAdapter', () => {
           MESSAGE_STOP,
         ),
       ]);
-      const answer = await collectStream(adapter.stream(HELLO, config(server)));
+      const answer = await collectStream(adapter.stream(HELLO, configFor(WIRE, server)));
       expect(answer.thinking).toBe('Consider the files.');
       expect(answer.content).toBe('Answer');
     });
 
-    it('parses events however the bytes are cut', async () => {
-      server = await ReplayServer.start([{ chunks: cutEvery(PLAIN_TEXT.chunks!.join(''), 5) }]);
-      await expect(collectStream(adapter.stream(HELLO, config(server)))).resolves.toMatchObject({
-        content: 'Hello, world',
-      });
-    });
-
     it('fails on an error event, with its type and message', async () => {
-      server = await ReplayServer.start([
+      const server = await start([
         stream(MESSAGE_START, textStart(0), textDelta(0, 'Hel'), {
           type: 'error',
           error: { type: 'overloaded_error', message: 'Overloaded' },
         }),
       ]);
-      const error = await caught(collectStream(adapter.stream(HELLO, config(server))));
+      const error = await caught(collectStream(adapter.stream(HELLO, configFor(WIRE, server))));
       expect(error).toBeInstanceOf(LlmResponseError);
       expect(error.message).toBe('anthropic: stream error: overloaded_error — Overloaded');
     });
 
-    it('fails when the stream ends before message_stop', async () => {
-      server = await ReplayServer.start([stream(MESSAGE_START, textStart(0), textDelta(0, 'Hel'), blockStop(0), messageDelta('end_turn', 2))]);
-      const error = await caught(collectStream(adapter.stream(HELLO, config(server))));
+    it('fails when the stream ends after its stop reason but before message_stop', async () => {
+      const server = await start([stream(MESSAGE_START, textStart(0), textDelta(0, 'Hel'), blockStop(0), messageDelta('end_turn', 2))]);
+      const error = await caught(collectStream(adapter.stream(HELLO, configFor(WIRE, server))));
       expect(error).toBeInstanceOf(LlmResponseError);
       expect(error.message).toBe('anthropic: stream ended before message_stop');
     });
 
-    it('fails when the server drops the connection mid-stream', async () => {
-      server = await ReplayServer.start([{ ...stream(MESSAGE_START, textStart(0), textDelta(0, 'Hel')), finish: 'destroy' }]);
-      const error = await caught(collectStream(adapter.stream(HELLO, config(server))));
-      expect(error).toBeInstanceOf(LlmResponseError);
-      expect(error.message).toMatch(/^anthropic: stream interrupted/);
-    });
-
-    it('retries a 429 that says retry-after: 0, then streams', async () => {
-      server = await ReplayServer.start([
-        jsonResponse(429, { type: 'error', error: { type: 'rate_limit_error', message: 'Rate limited' } }, { 'retry-after': '0' }),
-        PLAIN_TEXT,
-      ]);
-      await expect(collectStream(adapter.stream(HELLO, config(server)))).resolves.toMatchObject({ content: 'Hello, world' });
-      expect(server.requests).toHaveLength(2);
-    });
-
-    it('retries a 500 (and 529 overloaded), then streams', async () => {
-      server = await ReplayServer.start([
-        jsonResponse(500, { type: 'error', error: { type: 'api_error', message: 'Internal' } }),
+    it('retries a 529 overloaded, then streams', async () => {
+      const server = await start([
         jsonResponse(529, { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }),
         PLAIN_TEXT,
       ]);
-      await expect(collectStream(adapter.stream(HELLO, config(server)))).resolves.toMatchObject({ content: 'Hello, world' });
-      expect(server.requests).toHaveLength(3);
-    });
-
-    it('fails a 401 at once with the provider message', async () => {
-      server = await ReplayServer.start([
-        jsonResponse(401, { type: 'error', error: { type: 'authentication_error', message: 'invalid x-api-key' } }),
-        PLAIN_TEXT,
-      ]);
-      const error = await caught(collectStream(adapter.stream(HELLO, config(server))));
-      expect(error).toBeInstanceOf(LlmHttpError);
-      expect(error.message).toBe('anthropic: 401 Unauthorized — invalid x-api-key');
-      expect(server.requests).toHaveLength(1);
-    });
-
-    it('retries a stream that falls silent after events that carried no answer yet', async () => {
-      server = await ReplayServer.start([{ ...stream(MESSAGE_START, PING), finish: 'hang' }, PLAIN_TEXT]);
-      const answer = await collectStream(adapter.stream(HELLO, config(server, { idleTimeoutMs: 50 })));
-      expect(answer.content).toBe('Hello, world');
+      await expect(collectStream(adapter.stream(HELLO, configFor(WIRE, server)))).resolves.toMatchObject({ content: 'Hello, world' });
       expect(server.requests).toHaveLength(2);
-      await server.requests[0].closed;
-    }, 5000);
-
-    it('does not retry a stream that falls silent once text was streamed', async () => {
-      server = await ReplayServer.start([{ ...stream(MESSAGE_START, textStart(0), textDelta(0, 'Hel')), finish: 'hang' }, PLAIN_TEXT]);
-      const error = await caught(collectStream(adapter.stream(HELLO, config(server, { idleTimeoutMs: 50 }))));
-      expect(error).toBeInstanceOf(LlmTimeoutError);
-      expect(error.message).toBe('anthropic: the model stream was idle for 50 ms (LLM_IDLE_TIMEOUT_MS)');
-      expect(server.requests).toHaveLength(1);
-    }, 5000);
-
-    it('aborts the HTTP request when the signal fires mid-stream', async () => {
-      server = await ReplayServer.start([{ ...stream(MESSAGE_START, textStart(0), textDelta(0, 'first')), finish: 'hang' }]);
-      const controller = new AbortController();
-      const seen: string[] = [];
-      const error = await caught(async () => {
-        for await (const piece of adapter.stream(HELLO, config(server), controller.signal)) {
-          seen.push(piece.contentDelta ?? '');
-          controller.abort();
-        }
-      });
-      expect(error.name).toBe('AbortError');
-      expect(seen).toEqual(['first']);
-      await server.requests[0].closed;
-    }, 5000);
+    });
   });
 
   describe('chat', () => {
     it('posts without stream and returns the whole message', async () => {
-      server = await ReplayServer.start([
+      const server = await start([
         jsonResponse(200, {
           id: 'msg_2',
           type: 'message',
@@ -324,7 +242,7 @@ describe('AnthropicLlmAdapter', () => {
           usage: { input_tokens: 3, output_tokens: 4 },
         }),
       ]);
-      const answer = await adapter.chat(HELLO, config(server, { maxTokens: 50 }));
+      const answer = await adapter.chat(HELLO, configFor(WIRE, server, { maxTokens: 50 }));
       expect(server.requests[0].body).toEqual({
         model: 'claude-test',
         max_tokens: 50,

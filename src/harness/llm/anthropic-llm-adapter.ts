@@ -1,23 +1,10 @@
-import type {
-  ChatMessage,
-  ChatRequest,
-  ChatResponse,
-  ChatUsage,
-  LlmModelConfig,
-  StreamChunk,
-  ToolCall,
-} from './chat-request';
-import { HttpLlmAdapter } from './http-llm-adapter';
-import {
-  describeProviderError,
-  isEmptyChunk,
-  isRecord,
-  LlmResponseError,
-  numberOr,
-  parseEventJson,
-  type LlmHttpOptions,
-} from './llm-http';
-import type { SseEvent } from './sse-parser';
+import type { ChatMessage, ChatRequest, ChatResponse, ChatUsage, LlmModelConfig, StreamChunk, ToolCall } from './chat-request';
+import { HttpLlmAdapter, type HttpProtocol, type ProviderEvent, type StreamEventReader, type StreamStep } from './http-llm-adapter';
+import { isRecord, numberOr } from './json-guards';
+import { LlmResponseError } from './llm-errors';
+import type { LlmHttpOptions } from './llm-http-client';
+import { describeProviderError } from './provider-error-message';
+import { systemPrompt } from './system-prompt';
 
 const PROVIDER = 'anthropic';
 const DEFAULT_BASE_URL = 'https://api.anthropic.com/v1';
@@ -44,34 +31,20 @@ interface AnthropicMessage {
  */
 export class AnthropicLlmAdapter extends HttpLlmAdapter {
   constructor(options: LlmHttpOptions = {}) {
-    super({ provider: PROVIDER, defaultBaseUrl: DEFAULT_BASE_URL, path: 'messages' }, options);
-  }
-
-  protected headers(config: LlmModelConfig): Record<string, string> {
-    return anthropicHeaders(config);
-  }
-
-  protected buildBody(request: ChatRequest, config: LlmModelConfig, stream: boolean): Record<string, unknown> {
-    return buildAnthropicRequestBody(request, config, stream);
-  }
-
-  protected readResponse(body: unknown): ChatResponse {
-    return readMessageResponse(body);
-  }
-
-  protected async *readStream(events: AsyncIterable<SseEvent>): AsyncGenerator<StreamChunk> {
-    const state = new StreamState();
-    for await (const event of events) {
-      const data = parseEventJson(PROVIDER, event);
-      if (!isRecord(data)) throw new LlmResponseError(PROVIDER, 'stream event is not a JSON object');
-      const type = typeof data.type === 'string' ? data.type : event.event;
-      if (type === 'message_stop') return;
-      const chunk = state.read(type, data);
-      if (!isEmptyChunk(chunk)) yield chunk;
-    }
-    throw new LlmResponseError(PROVIDER, 'stream ended before message_stop');
+    super(MESSAGES, options);
   }
 }
+
+const MESSAGES: HttpProtocol = {
+  provider: PROVIDER,
+  defaultBaseUrl: DEFAULT_BASE_URL,
+  path: 'messages',
+  terminalEvent: 'message_stop',
+  headers: anthropicHeaders,
+  buildBody: buildAnthropicRequestBody,
+  readResponse: readMessageResponse,
+  streamReader: () => new MessagesStreamReader(),
+};
 
 /** The exact JSON body sent to `/messages`. */
 export function buildAnthropicRequestBody(
@@ -79,10 +52,7 @@ export function buildAnthropicRequestBody(
   config: LlmModelConfig,
   stream: boolean,
 ): Record<string, unknown> {
-  const system = request.messages
-    .filter((m) => m.role === 'system' && m.content)
-    .map((m) => m.content)
-    .join('\n\n');
+  const system = systemPrompt(request.messages);
   const body: Record<string, unknown> = {
     model: config.model,
     max_tokens: request.maxTokens ?? config.maxTokens ?? ANTHROPIC_DEFAULT_MAX_TOKENS,
@@ -175,7 +145,7 @@ function finishReasonOf(stopReason: string): string {
 }
 
 /** Follows the content blocks of one streamed message. */
-class StreamState {
+class MessagesStreamReader implements StreamEventReader {
   private promptTokens = 0;
   private completionTokens = 0;
   /** Content-block index → tool-call index (tool calls are numbered in order of their blocks). */
@@ -183,7 +153,12 @@ class StreamState {
   /** Tool blocks that have received argument text; the others get `{}` when they stop. */
   private readonly toolBlocksWithInput = new Set<number>();
 
-  read(type: string | undefined, data: Record<string, unknown>): StreamChunk {
+  read({ type, data }: ProviderEvent): StreamStep {
+    if (type === 'message_stop') return { end: true };
+    return { chunk: this.chunkOf(type, data) };
+  }
+
+  private chunkOf(type: string | undefined, data: Record<string, unknown>): StreamChunk {
     switch (type) {
       case 'message_start': {
         const message = isRecord(data.message) ? data.message : {};

@@ -1,22 +1,10 @@
-import type { ChatRequest, LlmModelConfig, ToolDefinition } from './chat-request';
-import { LlmAnswerTooLargeError, LlmHttpError, LlmResponseError, LlmTimeoutError } from './llm-http';
+import type { ChatRequest } from './chat-request';
+import { LlmAnswerTooLargeError, LlmResponseError } from './llm-errors';
 import { OpenAiLlmAdapter } from './openai-llm-adapter';
 import { caught } from './testing/caught';
-import { collectStream } from './testing/collect-stream';
-import { cutEvery, jsonResponse, ReplayServer, sseEvent, type ReplayResponse } from './testing/replay-server';
-
-const READ_FILE: ToolDefinition = {
-  type: 'function',
-  function: {
-    name: 'read_file',
-    description: 'Read a file',
-    parameters: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] },
-  },
-};
-
-function config(server: ReplayServer, overrides: Partial<LlmModelConfig> = {}): LlmModelConfig {
-  return { protocol: 'openai', baseUrl: server.url, apiKey: 'sk-test', model: 'gpt-test', ...overrides };
-}
+import { collectStream, collectUntilFailure } from './testing/collect-stream';
+import { behavesLikeAnHttpAdapter, configFor, HELLO, READ_FILE, type AdapterWire } from './testing/http-adapter-behaviour';
+import { jsonResponse, replayServers, sseEvent, type ReplayResponse } from './testing/replay-server';
 
 function chunk(delta: Record<string, unknown>, finishReason: string | null = null): Record<string, unknown> {
   return {
@@ -27,6 +15,8 @@ function chunk(delta: Record<string, unknown>, finishReason: string | null = nul
     choices: [{ index: 0, delta, finish_reason: finishReason }],
   };
 }
+
+const ROLE_CHUNK = chunk({ role: 'assistant', content: '' });
 
 const USAGE_CHUNK = {
   id: 'chatcmpl-1',
@@ -39,34 +29,37 @@ function stream(...events: unknown[]): ReplayResponse {
   return { chunks: events.map((event) => sseEvent(event)) };
 }
 
-const PLAIN_TEXT = stream(
-  chunk({ role: 'assistant', content: '' }),
-  chunk({ content: 'Hello' }),
-  chunk({ content: ', world' }),
-  chunk({}, 'stop'),
-  USAGE_CHUNK,
-  '[DONE]',
-);
+const PLAIN_TEXT = stream(ROLE_CHUNK, chunk({ content: 'Hello' }), chunk({ content: ', world' }), chunk({}, 'stop'), USAGE_CHUNK, '[DONE]');
 
-const HELLO: ChatRequest = { messages: [{ role: 'user', content: 'hi' }], sessionId: 1 };
+const WIRE: AdapterWire = {
+  createAdapter: (options) => new OpenAiLlmAdapter(options),
+  config: { protocol: 'openai', apiKey: 'sk-test', model: 'gpt-test' },
+  provider: 'openai',
+  path: 'chat/completions',
+  headers: { authorization: 'Bearer sk-test' },
+  apiKeyHeader: 'authorization',
+  helloBody: {
+    model: 'gpt-test',
+    stream: true,
+    stream_options: { include_usage: true },
+    messages: [{ role: 'user', content: 'hi' }],
+  },
+  plainText: PLAIN_TEXT,
+  plainTextUsage: { promptTokens: 12, completionTokens: 5, totalTokens: 17 },
+  openAnswer: (...texts) => stream(ROLE_CHUNK, ...texts.map((content) => chunk({ content }))),
+  errorBody: (type, message) => ({ error: { message, type, code: null } }),
+  terminalEvent: '[DONE]',
+};
 
 describe('OpenAiLlmAdapter', () => {
-  let server: ReplayServer;
+  behavesLikeAnHttpAdapter(WIRE);
+
+  const start = replayServers();
   const adapter = new OpenAiLlmAdapter({ baseDelayMs: 1 });
-  afterEach(() => server?.close());
 
   describe('stream', () => {
-    it('streams plain text with finish reason and usage', async () => {
-      server = await ReplayServer.start([PLAIN_TEXT]);
-      const answer = await collectStream(adapter.stream(HELLO, config(server)));
-      expect(answer.content).toBe('Hello, world');
-      expect(answer.finishReason).toBe('stop');
-      expect(answer.usage).toEqual({ promptTokens: 12, completionTokens: 5, totalTokens: 17 });
-      expect(answer.chunks.map((c) => c.contentDelta).filter(Boolean)).toEqual(['Hello', ', world']);
-    });
-
     it('posts the request in Chat Completions shape', async () => {
-      server = await ReplayServer.start([PLAIN_TEXT]);
+      const server = await start([PLAIN_TEXT]);
       const request: ChatRequest = {
         sessionId: 3,
         temperature: 0.2,
@@ -88,11 +81,8 @@ describe('OpenAiLlmAdapter', () => {
           { role: 'tool', tool_call_id: 'call_b', name: 'read_file', content: '{"error":"bad"}', is_error: true },
         ],
       };
-      await collectStream(adapter.stream(request, config(server)));
-      const [received] = server.requests;
-      expect(received.path).toBe('/v1/chat/completions');
-      expect(received.headers.authorization).toBe('Bearer sk-test');
-      expect(received.body).toEqual({
+      await collectStream(adapter.stream(request, configFor(WIRE, server)));
+      expect(server.requests[0].body).toEqual({
         model: 'gpt-test',
         stream: true,
         stream_options: { include_usage: true },
@@ -116,15 +106,8 @@ describe('OpenAiLlmAdapter', () => {
       });
     });
 
-    it('sends no authorization header without an API key', async () => {
-      server = await ReplayServer.start([PLAIN_TEXT]);
-      await collectStream(adapter.stream(HELLO, config(server, { apiKey: null })));
-      expect(server.requests[0].headers.authorization).toBeUndefined();
-      expect(server.requests[0].body).not.toHaveProperty('tools');
-    });
-
     it('assembles parallel tool calls whose arguments arrive in many fragments', async () => {
-      server = await ReplayServer.start([
+      const server = await start([
         stream(
           chunk({ role: 'assistant', content: null }),
           chunk({ tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: 'read_file', arguments: '' } }] }),
@@ -139,7 +122,7 @@ describe('OpenAiLlmAdapter', () => {
           '[DONE]',
         ),
       ]);
-      const answer = await collectStream(adapter.stream(HELLO, config(server)));
+      const answer = await collectStream(adapter.stream(HELLO, configFor(WIRE, server)));
       expect(answer.toolCalls).toEqual([
         { id: 'call_1', type: 'function', function: { name: 'read_file', arguments: '{"path": "a.txt"}' } },
         { id: 'call_2', type: 'function', function: { name: 'glob', arguments: '{"pattern":"*.ts"}' } },
@@ -148,16 +131,8 @@ describe('OpenAiLlmAdapter', () => {
       expect(answer.content).toBe('');
     });
 
-    it('parses events however the bytes are cut', async () => {
-      const wire = PLAIN_TEXT.chunks!.join('').replace(/\n/g, '\r\n');
-      server = await ReplayServer.start([{ chunks: cutEvery(wire, 7) }]);
-      const answer = await collectStream(adapter.stream(HELLO, config(server)));
-      expect(answer.content).toBe('Hello, world');
-      expect(answer.usage?.totalTokens).toBe(17);
-    });
-
     it('streams reasoning_content and reasoning as thinking', async () => {
-      server = await ReplayServer.start([
+      const server = await start([
         stream(
           chunk({ role: 'assistant', reasoning_content: 'Let me ' }),
           chunk({ reasoning_content: 'think.' }),
@@ -167,113 +142,27 @@ describe('OpenAiLlmAdapter', () => {
           '[DONE]',
         ),
       ]);
-      const answer = await collectStream(adapter.stream(HELLO, config(server)));
+      const answer = await collectStream(adapter.stream(HELLO, configFor(WIRE, server)));
       expect(answer.thinking).toBe('Let me think. More.');
       expect(answer.content).toBe('Answer');
     });
 
     it('accepts a stream that ends after a finish reason without [DONE]', async () => {
-      server = await ReplayServer.start([stream(chunk({ content: 'ok' }), chunk({}, 'stop'))]);
-      await expect(collectStream(adapter.stream(HELLO, config(server)))).resolves.toMatchObject({ content: 'ok' });
+      const server = await start([stream(chunk({ content: 'ok' }), chunk({}, 'stop'))]);
+      await expect(collectStream(adapter.stream(HELLO, configFor(WIRE, server)))).resolves.toMatchObject({ content: 'ok' });
     });
 
     it('fails on an error event in the stream', async () => {
-      server = await ReplayServer.start([
-        stream(chunk({ content: 'par' }), { error: { message: 'The server had an error', type: 'server_error' } }),
-      ]);
-      const error = await caught(collectStream(adapter.stream(HELLO, config(server))));
+      const server = await start([stream(chunk({ content: 'par' }), { error: { message: 'The server had an error', type: 'server_error' } })]);
+      const error = await caught(collectStream(adapter.stream(HELLO, configFor(WIRE, server))));
       expect(error).toBeInstanceOf(LlmResponseError);
       expect(error.message).toBe('openai: stream error: server_error — The server had an error');
     });
-
-    it('fails when the stream ends without [DONE] or a finish reason', async () => {
-      server = await ReplayServer.start([stream(chunk({ content: 'half an ans' }))]);
-      const error = await caught(collectStream(adapter.stream(HELLO, config(server))));
-      expect(error).toBeInstanceOf(LlmResponseError);
-      expect(error.message).toBe('openai: stream ended before [DONE]');
-    });
-
-    it('fails when the server drops the connection mid-stream', async () => {
-      server = await ReplayServer.start([{ ...stream(chunk({ content: 'half' })), finish: 'destroy' }]);
-      const error = await caught(collectStream(adapter.stream(HELLO, config(server))));
-      expect(error).toBeInstanceOf(LlmResponseError);
-      expect(error.message).toMatch(/^openai: stream interrupted/);
-    });
-
-    it('fails on an event that is not JSON', async () => {
-      server = await ReplayServer.start([stream('{"choices": [')]);
-      const error = await caught(collectStream(adapter.stream(HELLO, config(server))));
-      expect(error).toBeInstanceOf(LlmResponseError);
-      expect(error.message).toContain('stream event is not JSON');
-    });
-
-    it('retries a 429 that says retry-after: 0, then streams', async () => {
-      server = await ReplayServer.start([
-        jsonResponse(429, { error: { message: 'Rate limit reached' } }, { 'retry-after': '0' }),
-        PLAIN_TEXT,
-      ]);
-      const answer = await collectStream(adapter.stream(HELLO, config(server)));
-      expect(answer.content).toBe('Hello, world');
-      expect(server.requests).toHaveLength(2);
-      expect(server.requests[1].body).toEqual(server.requests[0].body);
-    });
-
-    it('retries a 500, then streams', async () => {
-      server = await ReplayServer.start([jsonResponse(500, { error: { message: 'boom' } }), PLAIN_TEXT]);
-      await expect(collectStream(adapter.stream(HELLO, config(server)))).resolves.toMatchObject({
-        content: 'Hello, world',
-      });
-      expect(server.requests).toHaveLength(2);
-    });
-
-    it('fails a 401 at once with the provider message', async () => {
-      server = await ReplayServer.start([
-        jsonResponse(401, { error: { message: 'Invalid API key', type: 'invalid_request_error', code: 'invalid_api_key' } }),
-        PLAIN_TEXT,
-      ]);
-      const error = await caught(collectStream(adapter.stream(HELLO, config(server))));
-      expect(error).toBeInstanceOf(LlmHttpError);
-      expect(error.message).toBe('openai: 401 Unauthorized — Invalid API key');
-      expect(server.requests).toHaveLength(1);
-    });
-
-    it('aborts the HTTP request when the signal fires mid-stream', async () => {
-      server = await ReplayServer.start([{ ...stream(chunk({ content: 'first' })), finish: 'hang' }]);
-      const controller = new AbortController();
-      const seen: string[] = [];
-      const error = await caught(async () => {
-        for await (const piece of adapter.stream(HELLO, config(server), controller.signal)) {
-          seen.push(piece.contentDelta ?? '');
-          controller.abort();
-        }
-      });
-      expect(error.name).toBe('AbortError');
-      expect(seen).toEqual(['first']);
-      await server.requests[0].closed;
-    }, 5000);
   });
 
   describe('when the answer grows past maxAnswerChars', () => {
-    const capped = (max: number) => config(server, { maxAnswerChars: max });
-
-    it('yields what fits, then throws LlmAnswerTooLargeError and aborts the request', async () => {
-      server = await ReplayServer.start([
-        { ...stream(chunk({ role: 'assistant', content: '' }), ...Array.from({ length: 5 }, () => chunk({ content: 'abcd' }))), finish: 'hang' },
-      ]);
-      const seen: string[] = [];
-      const error = await caught(async () => {
-        for await (const piece of adapter.stream(HELLO, capped(10))) seen.push(piece.contentDelta ?? '');
-      });
-      expect(error).toBeInstanceOf(LlmAnswerTooLargeError);
-      expect(error).toMatchObject({ provider: 'openai', maxAnswerChars: 10 });
-      expect(error.message).toBe('openai: the answer exceeded LLM_MAX_ANSWER_CHARS = 10 characters');
-      expect(seen).toEqual(['abcd', 'abcd']);
-      expect(server.requests).toHaveLength(1);
-      await server.requests[0].closed;
-    }, 5000);
-
     it('counts reasoning, tool names and argument fragments with the text', async () => {
-      server = await ReplayServer.start([
+      const server = await start([
         {
           ...stream(
             chunk({ reasoning_content: 'hmm.' }),
@@ -283,56 +172,15 @@ describe('OpenAiLlmAdapter', () => {
           finish: 'hang',
         },
       ]);
-      const seen: unknown[] = [];
-      const error = await caught(async () => {
-        for await (const piece of adapter.stream(HELLO, capped(10))) seen.push(piece);
-      });
+      const { chunks, error } = await collectUntilFailure(adapter.stream(HELLO, configFor(WIRE, server, { maxAnswerChars: 10 })));
       expect(error).toBeInstanceOf(LlmAnswerTooLargeError);
-      expect(seen).toHaveLength(2);
-    }, 5000);
-
-    it('lets an answer of exactly maxAnswerChars through', async () => {
-      server = await ReplayServer.start([PLAIN_TEXT]);
-      const answer = await collectStream(adapter.stream(HELLO, capped('Hello, world'.length)));
-      expect(answer.content).toBe('Hello, world');
-      expect(answer.finishReason).toBe('stop');
-    });
-  });
-
-  describe('the timeouts of the model config', () => {
-    it('ends a stream that falls silent after idleTimeoutMs', async () => {
-      server = await ReplayServer.start([{ ...stream(chunk({ content: 'first' })), finish: 'hang' }]);
-      const seen: string[] = [];
-      const error = await caught(async () => {
-        for await (const piece of adapter.stream(HELLO, config(server, { idleTimeoutMs: 50 }))) seen.push(piece.contentDelta ?? '');
-      });
-      expect(error).toBeInstanceOf(LlmTimeoutError);
-      expect(error.message).toBe('openai: the model stream was idle for 50 ms (LLM_IDLE_TIMEOUT_MS)');
-      expect(seen).toEqual(['first']);
-      await server.requests[0].closed;
-    }, 5000);
-
-    it('gives up on headers that do not come within headersTimeoutMs, after the retries', async () => {
-      server = await ReplayServer.start([]);
-      let attempts = 0;
-      const hanging = new OpenAiLlmAdapter({
-        baseDelayMs: 1,
-        maxAttempts: 2,
-        fetchImpl: (_input, init) => {
-          attempts++;
-          return new Promise<Response>((_, reject) => init?.signal?.addEventListener('abort', () => reject(init.signal?.reason)));
-        },
-      });
-      const error = await caught(collectStream(hanging.stream(HELLO, config(server, { headersTimeoutMs: 50 }))));
-      expect(error).toBeInstanceOf(LlmTimeoutError);
-      expect(error.message).toBe('openai: the model sent no response headers within 50 ms (LLM_HEADERS_TIMEOUT_MS)');
-      expect(attempts).toBe(2);
+      expect(chunks).toHaveLength(2);
     }, 5000);
   });
 
   describe('chat', () => {
     it('posts without stream and returns the whole message', async () => {
-      server = await ReplayServer.start([
+      const server = await start([
         jsonResponse(200, {
           id: 'chatcmpl-2',
           object: 'chat.completion',
@@ -351,7 +199,7 @@ describe('OpenAiLlmAdapter', () => {
           usage: { prompt_tokens: 3, completion_tokens: 4, total_tokens: 7 },
         }),
       ]);
-      const answer = await adapter.chat(HELLO, config(server));
+      const answer = await adapter.chat(HELLO, configFor(WIRE, server));
       expect(server.requests[0].body).toEqual({ model: 'gpt-test', messages: [{ role: 'user', content: 'hi' }] });
       expect(answer).toEqual({
         message: {
@@ -366,8 +214,8 @@ describe('OpenAiLlmAdapter', () => {
     });
 
     it('rejects a body without choices', async () => {
-      server = await ReplayServer.start([jsonResponse(200, { object: 'chat.completion' })]);
-      await expect(adapter.chat(HELLO, config(server))).rejects.toThrow('openai: response has no choices[0].message');
+      const server = await start([jsonResponse(200, { object: 'chat.completion' })]);
+      await expect(adapter.chat(HELLO, configFor(WIRE, server))).rejects.toThrow('openai: response has no choices[0].message');
     });
   });
 });

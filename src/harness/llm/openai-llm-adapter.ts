@@ -2,27 +2,28 @@ import type {
   ChatMessage,
   ChatRequest,
   ChatResponse,
-  ChatUsage,
   LlmModelConfig,
   StreamChunk,
   ToolCall,
   ToolCallDelta,
 } from './chat-request';
-import { HttpLlmAdapter } from './http-llm-adapter';
 import {
-  describeProviderError,
-  firstString,
-  isEmptyChunk,
-  isRecord,
-  numberOr,
-  LlmResponseError,
-  parseEventJson,
-  type LlmHttpOptions,
-} from './llm-http';
-import type { SseEvent } from './sse-parser';
+  bearerAuthHeaders,
+  HttpLlmAdapter,
+  readUsage,
+  type HttpProtocol,
+  type ProviderEvent,
+  type StreamEventReader,
+  type StreamStep,
+} from './http-llm-adapter';
+import { firstString, isRecord } from './json-guards';
+import { LlmResponseError } from './llm-errors';
+import type { LlmHttpOptions } from './llm-http-client';
+import { describeProviderError } from './provider-error-message';
 
 const PROVIDER = 'openai';
 const DEFAULT_BASE_URL = 'https://api.openai.com/v1';
+const USAGE_FIELDS = { prompt: 'prompt_tokens', completion: 'completion_tokens', total: 'total_tokens' };
 
 /**
  * OpenAI Chat Completions (`POST {baseUrl}/chat/completions`), and every server that speaks it
@@ -31,33 +32,21 @@ const DEFAULT_BASE_URL = 'https://api.openai.com/v1';
  */
 export class OpenAiLlmAdapter extends HttpLlmAdapter {
   constructor(options: LlmHttpOptions = {}) {
-    super({ provider: PROVIDER, defaultBaseUrl: DEFAULT_BASE_URL, path: 'chat/completions' }, options);
-  }
-
-  protected headers(config: LlmModelConfig): Record<string, string> {
-    return authHeaders(config);
-  }
-
-  protected buildBody(request: ChatRequest, config: LlmModelConfig, stream: boolean): Record<string, unknown> {
-    return buildOpenAiRequestBody(request, config, stream);
-  }
-
-  protected readResponse(body: unknown): ChatResponse {
-    return readChatResponse(body);
-  }
-
-  protected async *readStream(events: AsyncIterable<SseEvent>): AsyncGenerator<StreamChunk> {
-    let finished = false;
-    for await (const event of events) {
-      if (event.data.trim() === '[DONE]') return;
-      const chunk = readStreamChunk(parseEventJson(PROVIDER, event));
-      if (chunk.finishReason) finished = true;
-      if (!isEmptyChunk(chunk)) yield chunk;
-    }
-    // Some compatible servers omit [DONE]; a finish_reason still proves the answer is complete.
-    if (!finished) throw new LlmResponseError(PROVIDER, 'stream ended before [DONE]');
+    super(CHAT_COMPLETIONS, options);
   }
 }
+
+const CHAT_COMPLETIONS: HttpProtocol = {
+  provider: PROVIDER,
+  defaultBaseUrl: DEFAULT_BASE_URL,
+  path: 'chat/completions',
+  terminalEvent: '[DONE]',
+  doneData: '[DONE]',
+  headers: bearerAuthHeaders,
+  buildBody: buildOpenAiRequestBody,
+  readResponse: readChatResponse,
+  streamReader: () => new ChatCompletionsStreamReader(),
+};
 
 /** The exact JSON body sent to `/chat/completions`. Exported for tests and for debugging tools. */
 export function buildOpenAiRequestBody(
@@ -104,33 +93,40 @@ function toOpenAiMessage(message: ChatMessage): Record<string, unknown> {
   }
 }
 
-function authHeaders(config: LlmModelConfig): Record<string, string> {
-  return config.apiKey ? { authorization: `Bearer ${config.apiKey}` } : {};
-}
+/** Reads Chat Completions chunks; each carries its own part of the answer. */
+class ChatCompletionsStreamReader implements StreamEventReader {
+  /** A finish reason came: the answer is whole even if `[DONE]` never does. */
+  private finished = false;
 
-function readStreamChunk(body: unknown): StreamChunk {
-  if (!isRecord(body)) throw new LlmResponseError(PROVIDER, 'stream event is not a JSON object');
-  if (body.error !== undefined) {
-    throw new LlmResponseError(PROVIDER, `stream error: ${describeProviderError(body.error)}`);
-  }
-  const chunk: StreamChunk = {};
-  const choice = Array.isArray(body.choices) ? body.choices[0] : undefined;
-  if (isRecord(choice)) {
-    const delta = isRecord(choice.delta) ? choice.delta : {};
-    if (typeof delta.content === 'string' && delta.content !== '') chunk.contentDelta = delta.content;
-    const thinking = firstString(delta.reasoning_content, delta.reasoning);
-    if (thinking) chunk.thinkingDelta = thinking;
-    if (Array.isArray(delta.tool_calls)) {
-      const deltas = delta.tool_calls.filter(isRecord).map(readToolCallDelta);
-      if (deltas.length > 0) chunk.toolCallDeltas = deltas;
+  read({ data }: ProviderEvent): StreamStep {
+    if (data.error !== undefined) {
+      throw new LlmResponseError(PROVIDER, `stream error: ${describeProviderError(data.error)}`);
     }
-    if (typeof choice.finish_reason === 'string' && choice.finish_reason !== '') {
-      chunk.finishReason = choice.finish_reason;
+    const chunk: StreamChunk = {};
+    const choice = Array.isArray(data.choices) ? data.choices[0] : undefined;
+    if (isRecord(choice)) {
+      const delta = isRecord(choice.delta) ? choice.delta : {};
+      if (typeof delta.content === 'string' && delta.content !== '') chunk.contentDelta = delta.content;
+      const thinking = firstString(delta.reasoning_content, delta.reasoning);
+      if (thinking) chunk.thinkingDelta = thinking;
+      if (Array.isArray(delta.tool_calls)) {
+        const deltas = delta.tool_calls.filter(isRecord).map(readToolCallDelta);
+        if (deltas.length > 0) chunk.toolCallDeltas = deltas;
+      }
+      if (typeof choice.finish_reason === 'string' && choice.finish_reason !== '') {
+        chunk.finishReason = choice.finish_reason;
+        this.finished = true;
+      }
     }
+    const usage = readUsage(data.usage, USAGE_FIELDS);
+    if (usage) chunk.usage = usage;
+    return { chunk };
   }
-  const usage = readUsage(body.usage);
-  if (usage) chunk.usage = usage;
-  return chunk;
+
+  /** Some compatible servers omit [DONE]; a finish_reason still proves the answer is complete. */
+  isComplete(): boolean {
+    return this.finished;
+  }
 }
 
 function readToolCallDelta(raw: Record<string, unknown>, position: number): ToolCallDelta {
@@ -166,7 +162,7 @@ function readChatResponse(body: unknown): ChatResponse {
   return {
     message,
     finishReason: typeof choice.finish_reason === 'string' ? choice.finish_reason : null,
-    usage: readUsage(body.usage),
+    usage: readUsage(body.usage, USAGE_FIELDS),
   };
 }
 
@@ -180,11 +176,4 @@ function readToolCall(raw: Record<string, unknown>): ToolCall {
       arguments: typeof fn.arguments === 'string' ? fn.arguments : JSON.stringify(fn.arguments ?? {}),
     },
   };
-}
-
-function readUsage(raw: unknown): ChatUsage | null {
-  if (!isRecord(raw)) return null;
-  const promptTokens = numberOr(raw.prompt_tokens, 0);
-  const completionTokens = numberOr(raw.completion_tokens, 0);
-  return { promptTokens, completionTokens, totalTokens: numberOr(raw.total_tokens, promptTokens + completionTokens) };
 }

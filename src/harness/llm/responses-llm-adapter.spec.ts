@@ -1,22 +1,10 @@
-import type { ChatRequest, LlmModelConfig, ToolDefinition } from './chat-request';
-import { LlmHttpError, LlmResponseError } from './llm-http';
+import type { ChatRequest } from './chat-request';
+import { LlmResponseError } from './llm-errors';
 import { ResponsesLlmAdapter } from './responses-llm-adapter';
 import { caught } from './testing/caught';
 import { collectStream } from './testing/collect-stream';
-import { cutEvery, jsonResponse, ReplayServer, sseEvent, type ReplayResponse } from './testing/replay-server';
-
-const READ_FILE: ToolDefinition = {
-  type: 'function',
-  function: {
-    name: 'read_file',
-    description: 'Read a file',
-    parameters: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] },
-  },
-};
-
-function config(server: ReplayServer, overrides: Partial<LlmModelConfig> = {}): LlmModelConfig {
-  return { protocol: 'responses', baseUrl: server.url, apiKey: 'sk-test', model: 'gpt-test', ...overrides };
-}
+import { behavesLikeAnHttpAdapter, configFor, HELLO, READ_FILE, type AdapterWire } from './testing/http-adapter-behaviour';
+import { jsonResponse, replayServers, sseEvent, type ReplayResponse } from './testing/replay-server';
 
 /** Events as OpenAI sends them: `event:` line and `type` in data, with sequence numbers. */
 function stream(...events: Array<Record<string, unknown>>): ReplayResponse {
@@ -52,32 +40,30 @@ const PLAIN_TEXT = stream(
   completed(),
 );
 
-const HELLO: ChatRequest = { messages: [{ role: 'user', content: 'hi' }], sessionId: 1 };
+const WIRE: AdapterWire = {
+  createAdapter: (options) => new ResponsesLlmAdapter(options),
+  config: { protocol: 'responses', apiKey: 'sk-test', model: 'gpt-test' },
+  provider: 'responses',
+  path: 'responses',
+  headers: { authorization: 'Bearer sk-test' },
+  apiKeyHeader: 'authorization',
+  helloBody: { model: 'gpt-test', input: [{ type: 'message', role: 'user', content: 'hi' }], stream: true },
+  plainText: PLAIN_TEXT,
+  plainTextUsage: { promptTokens: 30, completionTokens: 8, totalTokens: 38 },
+  openAnswer: (...texts) => stream(CREATED, messageAdded(0), ...texts.map((text) => textDelta(0, text))),
+  errorBody: (type, message) => ({ error: { message, type } }),
+  terminalEvent: 'response.completed',
+};
 
 describe('ResponsesLlmAdapter', () => {
-  let server: ReplayServer;
+  behavesLikeAnHttpAdapter(WIRE);
+
+  const start = replayServers();
   const adapter = new ResponsesLlmAdapter({ baseDelayMs: 1 });
-  afterEach(() => server?.close());
 
   describe('stream', () => {
-    it('streams plain text with finish reason and usage', async () => {
-      server = await ReplayServer.start([PLAIN_TEXT]);
-      const answer = await collectStream(adapter.stream(HELLO, config(server)));
-      expect(answer.content).toBe('Hello, world');
-      expect(answer.finishReason).toBe('stop');
-      expect(answer.usage).toEqual({ promptTokens: 30, completionTokens: 8, totalTokens: 38 });
-      const [received] = server.requests;
-      expect(received.path).toBe('/v1/responses');
-      expect(received.headers.authorization).toBe('Bearer sk-test');
-      expect(received.body).toEqual({
-        model: 'gpt-test',
-        input: [{ type: 'message', role: 'user', content: 'hi' }],
-        stream: true,
-      });
-    });
-
     it('maps the conversation to input items joined by call_id', async () => {
-      server = await ReplayServer.start([PLAIN_TEXT]);
+      const server = await start([PLAIN_TEXT]);
       const request: ChatRequest = {
         sessionId: 1,
         maxTokens: 700,
@@ -100,7 +86,7 @@ describe('ResponsesLlmAdapter', () => {
           { role: 'user', content: 'thanks' },
         ],
       };
-      await collectStream(adapter.stream(request, config(server, { apiKey: null })));
+      await collectStream(adapter.stream(request, configFor(WIRE, server, { apiKey: null })));
       const [received] = server.requests;
       expect(received.headers.authorization).toBeUndefined();
       expect(received.body).toEqual({
@@ -140,7 +126,7 @@ describe('ResponsesLlmAdapter', () => {
         output_index: outputIndex,
         delta,
       });
-      server = await ReplayServer.start([
+      const server = await start([
         stream(
           CREATED,
           { type: 'response.output_item.added', output_index: 0, item: { id: 'rs_0', type: 'reasoning', summary: [] } },
@@ -162,7 +148,7 @@ describe('ResponsesLlmAdapter', () => {
           completed({ input_tokens: 50, output_tokens: 20, total_tokens: 70 }),
         ),
       ]);
-      const answer = await collectStream(adapter.stream(HELLO, config(server)));
+      const answer = await collectStream(adapter.stream(HELLO, configFor(WIRE, server)));
       expect(answer.toolCalls).toEqual([
         { id: 'call_x', type: 'function', function: { name: 'read_file', arguments: '{"path":"a.txt"}' } },
         { id: 'call_y', type: 'function', function: { name: 'glob', arguments: '{"pattern":"*.ts"}' } },
@@ -172,7 +158,7 @@ describe('ResponsesLlmAdapter', () => {
     });
 
     it('takes the arguments from the done event when no deltas came', async () => {
-      server = await ReplayServer.start([
+      const server = await start([
         stream(
           {
             type: 'response.output_item.added',
@@ -183,14 +169,14 @@ describe('ResponsesLlmAdapter', () => {
           completed(),
         ),
       ]);
-      const answer = await collectStream(adapter.stream(HELLO, config(server)));
+      const answer = await collectStream(adapter.stream(HELLO, configFor(WIRE, server)));
       expect(answer.toolCalls).toEqual([
         { id: 'call_z', type: 'function', function: { name: 'task_list', arguments: '{}' } },
       ]);
     });
 
     it('streams reasoning summaries and reasoning text as thinking', async () => {
-      server = await ReplayServer.start([
+      const server = await start([
         stream(
           CREATED,
           { type: 'response.reasoning_summary_text.delta', item_id: 'rs_0', output_index: 0, summary_index: 0, delta: 'Plan: ' },
@@ -201,109 +187,47 @@ describe('ResponsesLlmAdapter', () => {
           completed(),
         ),
       ]);
-      const answer = await collectStream(adapter.stream(HELLO, config(server)));
+      const answer = await collectStream(adapter.stream(HELLO, configFor(WIRE, server)));
       expect(answer.thinking).toBe('Plan: read. Raw.');
       expect(answer.content).toBe('Answer');
     });
 
     it('reports a response cut by max_output_tokens as finish reason length', async () => {
-      server = await ReplayServer.start([
+      const server = await start([
         stream(messageAdded(0), textDelta(0, 'Partial'), {
           type: 'response.incomplete',
           response: { status: 'incomplete', incomplete_details: { reason: 'max_output_tokens' }, usage: { input_tokens: 1, output_tokens: 2, total_tokens: 3 } },
         }),
       ]);
-      const answer = await collectStream(adapter.stream(HELLO, config(server)));
+      const answer = await collectStream(adapter.stream(HELLO, configFor(WIRE, server)));
       expect(answer).toMatchObject({ content: 'Partial', finishReason: 'length' });
     });
 
-    it('parses events however the bytes are cut', async () => {
-      server = await ReplayServer.start([{ chunks: cutEvery(PLAIN_TEXT.chunks!.join('').replace(/\n/g, '\r\n'), 11) }]);
-      await expect(collectStream(adapter.stream(HELLO, config(server)))).resolves.toMatchObject({
-        content: 'Hello, world',
-      });
-    });
-
     it('fails on response.failed with the response error', async () => {
-      server = await ReplayServer.start([
+      const server = await start([
         stream(CREATED, {
           type: 'response.failed',
           response: { id: 'resp_1', status: 'failed', error: { code: 'server_error', message: 'The model failed' } },
         }),
       ]);
-      const error = await caught(collectStream(adapter.stream(HELLO, config(server))));
+      const error = await caught(collectStream(adapter.stream(HELLO, configFor(WIRE, server))));
       expect(error).toBeInstanceOf(LlmResponseError);
       expect(error.message).toBe('responses: response failed: server_error — The model failed');
     });
 
     it('fails on an error event', async () => {
-      server = await ReplayServer.start([
+      const server = await start([
         stream(CREATED, { type: 'error', code: 'rate_limit_exceeded', message: 'Slow down', param: null }),
       ]);
-      const error = await caught(collectStream(adapter.stream(HELLO, config(server))));
+      const error = await caught(collectStream(adapter.stream(HELLO, configFor(WIRE, server))));
       expect(error).toBeInstanceOf(LlmResponseError);
       expect(error.message).toBe('responses: stream error: rate_limit_exceeded — Slow down');
     });
-
-    it('fails when the stream ends before response.completed', async () => {
-      server = await ReplayServer.start([stream(CREATED, messageAdded(0), textDelta(0, 'Hel'))]);
-      const error = await caught(collectStream(adapter.stream(HELLO, config(server))));
-      expect(error).toBeInstanceOf(LlmResponseError);
-      expect(error.message).toBe('responses: stream ended before response.completed');
-    });
-
-    it('fails when the server drops the connection mid-stream', async () => {
-      server = await ReplayServer.start([{ ...stream(CREATED, messageAdded(0), textDelta(0, 'Hel')), finish: 'destroy' }]);
-      const error = await caught(collectStream(adapter.stream(HELLO, config(server))));
-      expect(error).toBeInstanceOf(LlmResponseError);
-      expect(error.message).toMatch(/^responses: stream interrupted/);
-    });
-
-    it('retries a 429 that says retry-after: 0, then streams', async () => {
-      server = await ReplayServer.start([
-        jsonResponse(429, { error: { message: 'Rate limit reached' } }, { 'retry-after': '0' }),
-        PLAIN_TEXT,
-      ]);
-      await expect(collectStream(adapter.stream(HELLO, config(server)))).resolves.toMatchObject({ content: 'Hello, world' });
-      expect(server.requests).toHaveLength(2);
-    });
-
-    it('retries a 500, then streams', async () => {
-      server = await ReplayServer.start([jsonResponse(500, { error: { message: 'boom' } }), PLAIN_TEXT]);
-      await expect(collectStream(adapter.stream(HELLO, config(server)))).resolves.toMatchObject({ content: 'Hello, world' });
-      expect(server.requests).toHaveLength(2);
-    });
-
-    it('fails a 401 at once with the provider message', async () => {
-      server = await ReplayServer.start([
-        jsonResponse(401, { error: { message: 'Incorrect API key provided', type: 'invalid_request_error' } }),
-        PLAIN_TEXT,
-      ]);
-      const error = await caught(collectStream(adapter.stream(HELLO, config(server))));
-      expect(error).toBeInstanceOf(LlmHttpError);
-      expect(error.message).toBe('responses: 401 Unauthorized — Incorrect API key provided');
-      expect(server.requests).toHaveLength(1);
-    });
-
-    it('aborts the HTTP request when the signal fires mid-stream', async () => {
-      server = await ReplayServer.start([{ ...stream(CREATED, messageAdded(0), textDelta(0, 'first')), finish: 'hang' }]);
-      const controller = new AbortController();
-      const seen: string[] = [];
-      const error = await caught(async () => {
-        for await (const piece of adapter.stream(HELLO, config(server), controller.signal)) {
-          seen.push(piece.contentDelta ?? '');
-          controller.abort();
-        }
-      });
-      expect(error.name).toBe('AbortError');
-      expect(seen).toEqual(['first']);
-      await server.requests[0].closed;
-    }, 5000);
   });
 
   describe('chat', () => {
     it('posts without stream and returns the whole message', async () => {
-      server = await ReplayServer.start([
+      const server = await start([
         jsonResponse(200, {
           id: 'resp_2',
           object: 'response',
@@ -316,7 +240,7 @@ describe('ResponsesLlmAdapter', () => {
           usage: { input_tokens: 3, output_tokens: 4, total_tokens: 7 },
         }),
       ]);
-      const answer = await adapter.chat(HELLO, config(server));
+      const answer = await adapter.chat(HELLO, configFor(WIRE, server));
       expect(server.requests[0].body).toEqual({ model: 'gpt-test', input: [{ type: 'message', role: 'user', content: 'hi' }] });
       expect(answer).toEqual({
         message: {
@@ -331,10 +255,10 @@ describe('ResponsesLlmAdapter', () => {
     });
 
     it('rejects a failed response', async () => {
-      server = await ReplayServer.start([
+      const server = await start([
         jsonResponse(200, { id: 'resp_3', status: 'failed', error: { code: 'server_error', message: 'nope' }, output: [] }),
       ]);
-      await expect(adapter.chat(HELLO, config(server))).rejects.toThrow('responses: response failed: server_error — nope');
+      await expect(adapter.chat(HELLO, configFor(WIRE, server))).rejects.toThrow('responses: response failed: server_error — nope');
     });
   });
 });

@@ -1,26 +1,22 @@
-import type {
-  ChatMessage,
-  ChatRequest,
-  ChatResponse,
-  ChatUsage,
-  LlmModelConfig,
-  StreamChunk,
-  ToolCall,
-} from './chat-request';
-import { HttpLlmAdapter } from './http-llm-adapter';
+import type { ChatMessage, ChatRequest, ChatResponse, LlmModelConfig, StreamChunk, ToolCall } from './chat-request';
 import {
-  describeProviderError,
-  isEmptyChunk,
-  isRecord,
-  LlmResponseError,
-  numberOr,
-  parseEventJson,
-  type LlmHttpOptions,
-} from './llm-http';
-import type { SseEvent } from './sse-parser';
+  bearerAuthHeaders,
+  HttpLlmAdapter,
+  readUsage,
+  type HttpProtocol,
+  type ProviderEvent,
+  type StreamEventReader,
+  type StreamStep,
+} from './http-llm-adapter';
+import { isRecord, numberOr } from './json-guards';
+import { LlmResponseError } from './llm-errors';
+import type { LlmHttpOptions } from './llm-http-client';
+import { describeProviderError } from './provider-error-message';
+import { systemPrompt } from './system-prompt';
 
 const PROVIDER = 'responses';
 const DEFAULT_BASE_URL = 'https://api.openai.com/v1';
+const USAGE_FIELDS = { prompt: 'input_tokens', completion: 'output_tokens', total: 'total_tokens' };
 
 /**
  * OpenAI Responses API (`POST {baseUrl}/responses`).
@@ -32,34 +28,20 @@ const DEFAULT_BASE_URL = 'https://api.openai.com/v1';
  */
 export class ResponsesLlmAdapter extends HttpLlmAdapter {
   constructor(options: LlmHttpOptions = {}) {
-    super({ provider: PROVIDER, defaultBaseUrl: DEFAULT_BASE_URL, path: 'responses' }, options);
-  }
-
-  protected headers(config: LlmModelConfig): Record<string, string> {
-    return authHeaders(config);
-  }
-
-  protected buildBody(request: ChatRequest, config: LlmModelConfig, stream: boolean): Record<string, unknown> {
-    return buildResponsesRequestBody(request, config, stream);
-  }
-
-  protected readResponse(body: unknown): ChatResponse {
-    return readResponsesAnswer(body);
-  }
-
-  protected async *readStream(events: AsyncIterable<SseEvent>): AsyncGenerator<StreamChunk> {
-    const state = new StreamState();
-    for await (const event of events) {
-      const data = parseEventJson(PROVIDER, event);
-      if (!isRecord(data)) throw new LlmResponseError(PROVIDER, 'stream event is not a JSON object');
-      const type = typeof data.type === 'string' ? data.type : event.event;
-      const chunk = state.read(type, data);
-      if (!isEmptyChunk(chunk)) yield chunk;
-      if (state.finished) return;
-    }
-    throw new LlmResponseError(PROVIDER, 'stream ended before response.completed');
+    super(RESPONSES, options);
   }
 }
+
+const RESPONSES: HttpProtocol = {
+  provider: PROVIDER,
+  defaultBaseUrl: DEFAULT_BASE_URL,
+  path: 'responses',
+  terminalEvent: 'response.completed',
+  headers: bearerAuthHeaders,
+  buildBody: buildResponsesRequestBody,
+  readResponse: readResponsesAnswer,
+  streamReader: () => new ResponsesStreamReader(),
+};
 
 /** The exact JSON body sent to `/responses`. */
 export function buildResponsesRequestBody(
@@ -67,10 +49,7 @@ export function buildResponsesRequestBody(
   config: LlmModelConfig,
   stream: boolean,
 ): Record<string, unknown> {
-  const instructions = request.messages
-    .filter((m) => m.role === 'system' && m.content)
-    .map((m) => m.content)
-    .join('\n\n');
+  const instructions = systemPrompt(request.messages);
   const body: Record<string, unknown> = { model: config.model };
   if (instructions) body.instructions = instructions;
   body.input = request.messages.flatMap(toInputItems);
@@ -110,10 +89,6 @@ function toInputItems(message: ChatMessage): Record<string, unknown>[] {
   }
 }
 
-function authHeaders(config: LlmModelConfig): Record<string, string> {
-  return config.apiKey ? { authorization: `Bearer ${config.apiKey}` } : {};
-}
-
 /** One function call of the streamed response. */
 interface StreamedCall {
   index: number;
@@ -122,13 +97,19 @@ interface StreamedCall {
 }
 
 /** Follows the output items of one streamed response. */
-class StreamState {
-  finished = false;
+class ResponsesStreamReader implements StreamEventReader {
   /** Function calls by `output_index` and by item id (delta events carry both). */
   private readonly callsByOutput = new Map<number, StreamedCall>();
   private readonly callsByItemId = new Map<string, StreamedCall>();
 
-  read(type: string | undefined, data: Record<string, unknown>): StreamChunk {
+  read({ type, data }: ProviderEvent): StreamStep {
+    if (type === 'response.completed' || type === 'response.incomplete') {
+      return { chunk: this.completion(type, isRecord(data.response) ? data.response : {}), end: true };
+    }
+    return { chunk: this.chunkOf(type, data) };
+  }
+
+  private chunkOf(type: string | undefined, data: Record<string, unknown>): StreamChunk {
     switch (type) {
       case 'response.output_text.delta':
       case 'response.refusal.delta':
@@ -151,10 +132,6 @@ class StreamState {
         if (item.type !== 'function_call') return {};
         return this.argumentsDone(this.callFor({ ...data, item_id: item.id }), item.arguments);
       }
-      case 'response.completed':
-      case 'response.incomplete':
-        this.finished = true;
-        return this.completion(type, isRecord(data.response) ? data.response : {});
       case 'response.failed': {
         const response = isRecord(data.response) ? data.response : {};
         const reason = describeProviderError(response.error ?? 'no error given');
@@ -207,7 +184,7 @@ class StreamState {
 
   private completion(type: string, response: Record<string, unknown>): StreamChunk {
     const chunk: StreamChunk = { finishReason: finishReasonOf(type, response, this.callsByOutput.size > 0) };
-    const usage = readUsage(response.usage);
+    const usage = readUsage(response.usage, USAGE_FIELDS);
     if (usage) chunk.usage = usage;
     return chunk;
   }
@@ -220,13 +197,6 @@ function finishReasonOf(type: string, response: Record<string, unknown>, hasTool
     return details.reason === 'content_filter' ? 'content_filter' : 'length';
   }
   return hasToolCalls ? 'tool_calls' : 'stop';
-}
-
-function readUsage(raw: unknown): ChatUsage | null {
-  if (!isRecord(raw)) return null;
-  const promptTokens = numberOr(raw.input_tokens, 0);
-  const completionTokens = numberOr(raw.output_tokens, 0);
-  return { promptTokens, completionTokens, totalTokens: numberOr(raw.total_tokens, promptTokens + completionTokens) };
 }
 
 function readResponsesAnswer(body: unknown): ChatResponse {
@@ -270,7 +240,7 @@ function readResponsesAnswer(body: unknown): ChatResponse {
       body,
       toolCalls.length > 0,
     ),
-    usage: readUsage(body.usage),
+    usage: readUsage(body.usage, USAGE_FIELDS),
   };
 }
 

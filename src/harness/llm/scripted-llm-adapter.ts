@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { throwIfAborted } from './abort-signal';
 import type {
   ChatMessage,
   ChatRequest,
@@ -8,8 +9,8 @@ import type {
   StreamChunk,
   ToolCall,
 } from './chat-request';
+import { isRecord } from './json-guards';
 import type { LlmAdapter } from './llm-adapter';
-import { isRecord, throwIfAborted } from './llm-http';
 
 /** A tool call the scripted model makes. */
 export interface ScriptedToolCall {

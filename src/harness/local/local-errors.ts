@@ -39,3 +39,15 @@ export class LocalRunCancelledError extends Error {
     super(`Not sent to the desktop: ${reason}`);
   }
 }
+
+/**
+ * `addConnection` or `removeConnection` was called on a `LocalToolSessionRegistry` whose
+ * connections come from the `ClientConnections` it was given (the WebSocket registry): register
+ * the connection there instead.
+ */
+export class ConnectionsManagedElsewhereError extends Error {
+  override readonly name = 'ConnectionsManagedElsewhereError';
+  constructor(readonly connectionId: string) {
+    super(`Connection '${connectionId}' cannot be added or removed here: this registry's connections come from the ClientConnections it was given`);
+  }
+}

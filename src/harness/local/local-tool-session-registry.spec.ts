@@ -1,6 +1,7 @@
 import type { ClientEvent } from './client-event';
-import { ExecutionScope } from '../core/execution-scope';
-import { LocalClientDisconnectedError, LocalRunCancelledError, NoConnectedClientError } from './local-errors';
+import type { ExecutionIdSource } from './execution-id-source';
+import { LocalConnections } from './local-connections';
+import { ConnectionsManagedElsewhereError, LocalClientDisconnectedError, LocalRunCancelledError, NoConnectedClientError } from './local-errors';
 import { LocalToolSessionRegistry } from './local-tool-session-registry';
 
 const OWNER = 7;
@@ -13,9 +14,23 @@ function fakeClient() {
   return { events, send: (event: ClientEvent) => void events.push(event) };
 }
 
+/** The run the test's code is in, as the execution scope would report it. */
+let currentRun: string | undefined;
+const executions: ExecutionIdSource = { currentExecutionId: () => currentRun };
+
+/** Runs `fn` as code of the run `executionId`. */
+function inRun<T>(executionId: string, fn: () => T): T {
+  currentRun = executionId;
+  try {
+    return fn();
+  } finally {
+    currentRun = undefined;
+  }
+}
+
 function createRegistry() {
   let next = 1;
-  return new LocalToolSessionRegistry({ now: () => 1_000, newId: () => `req-${next++}` });
+  return new LocalToolSessionRegistry({ now: () => 1_000, newId: () => `req-${next++}`, executions });
 }
 
 function toolRequest(overrides: Partial<Parameters<LocalToolSessionRegistry['sendToolRequest']>[1]> = {}) {
@@ -184,7 +199,7 @@ describe('LocalToolSessionRegistry', () => {
       const stranger = fakeClient();
       registry.addConnection('c1', OWNER, desktop.send);
       registry.addConnection('c3', OTHER_USER, stranger.send);
-      const { requestId, promise } = ExecutionScope.run('run-1', () => registry.sendToolRequest(SESSION, toolRequest()));
+      const { requestId, promise } = inRun('run-1', () => registry.sendToolRequest(SESSION, toolRequest()));
 
       registry.failRequest(requestId, 'timed out');
 
@@ -293,14 +308,14 @@ describe('LocalToolSessionRegistry', () => {
     it('fails the pending requests and refuses, without sending, every later request of that run', async () => {
       const desktop = fakeClient();
       registry.addConnection('c1', OWNER, desktop.send);
-      const pending = ExecutionScope.run('run-1', () => registry.sendToolRequest(SESSION, toolRequest()));
+      const pending = inRun('run-1', () => registry.sendToolRequest(SESSION, toolRequest()));
 
       expect(registry.cancelRun(SESSION, 'run-1', 'the run was cancelled')).toEqual([pending.requestId]);
       await expect(pending.promise).rejects.toThrow('the run was cancelled');
 
       const sentBefore = desktop.events.length;
-      expect(() => ExecutionScope.run('run-1', () => registry.sendToolRequest(SESSION, toolRequest()))).toThrow(LocalRunCancelledError);
-      expect(() => ExecutionScope.run('run-1', () => registry.sendToolRequest(SESSION, toolRequest()))).toThrow(
+      expect(() => inRun('run-1', () => registry.sendToolRequest(SESSION, toolRequest()))).toThrow(LocalRunCancelledError);
+      expect(() => inRun('run-1', () => registry.sendToolRequest(SESSION, toolRequest()))).toThrow(
         'Not sent to the desktop: the run was cancelled',
       );
       expect(desktop.events).toHaveLength(sentBefore);
@@ -310,7 +325,7 @@ describe('LocalToolSessionRegistry', () => {
     it('lets the next run of the session, and requests outside any run, through', async () => {
       registry.addConnection('c1', OWNER, fakeClient().send);
       registry.cancelRun(SESSION, 'run-1', 'the run was cancelled');
-      const next = ExecutionScope.run('run-2', () => registry.sendToolRequest(SESSION, toolRequest()));
+      const next = inRun('run-2', () => registry.sendToolRequest(SESSION, toolRequest()));
       const outside = registry.sendToolRequest(SESSION, toolRequest());
       expect(registry.sessionOfRequest(next.requestId)).toBe(SESSION);
       expect(registry.sessionOfRequest(outside.requestId)).toBe(SESSION);
@@ -401,6 +416,62 @@ describe('LocalToolSessionRegistry', () => {
 
     it('ignores removing an unknown connection', () => {
       expect(() => registry.removeConnection('ghost')).not.toThrow();
+    });
+  });
+
+  describe('inside a run', () => {
+    it("stamps the events with the run's executionId, unless the data names one", () => {
+      const client = fakeClient();
+      registry.addConnection('c1', OWNER, client.send);
+      inRun('run-1', () => {
+        registry.sendToSession(SESSION, 'ask_user_questions', { requestId: 'q1' });
+        registry.sendToSession(SESSION, 'ask_user_questions_cancelled', { requestId: 'q1', executionId: 'own' });
+        registry.sendToolRequest(SESSION, toolRequest());
+      });
+      expect(client.events.map((event) => event.data.executionId)).toEqual(['run-1', 'own', 'run-1']);
+    });
+
+    it('without an execution source, takes every call for one outside a run', () => {
+      const plain = new LocalToolSessionRegistry();
+      const client = fakeClient();
+      plain.bindSession(SESSION, OWNER);
+      plain.addConnection('c1', OWNER, client.send);
+      plain.cancelRun(SESSION, 'run-1', 'the run was cancelled');
+      inRun('run-1', () => plain.sendToolRequest(SESSION, toolRequest()));
+      expect(client.events).toHaveLength(1);
+      expect(client.events[0].data).not.toHaveProperty('executionId');
+    });
+  });
+
+  describe('when built on client connections it was given', () => {
+    function setupOnClients() {
+      const clients = new LocalConnections();
+      const onClients = new LocalToolSessionRegistry({ clients, now: () => 1_000, newId: () => 'req-1' });
+      onClients.bindSession(SESSION, OWNER);
+      return { clients, onClients };
+    }
+
+    it('sends through them and fails a request once its only receiving connection closes there', async () => {
+      const { clients, onClients } = setupOnClients();
+      const desktop = fakeClient();
+      clients.add('c1', OWNER, desktop.send);
+
+      const { promise } = onClients.sendToolRequest(SESSION, toolRequest());
+      expect(desktop.events.map((event) => event.type)).toEqual(['tool_request']);
+      clients.remove('c1');
+
+      await expect(promise).rejects.toBeInstanceOf(LocalClientDisconnectedError);
+      expect(onClients.isBuiltOn(clients)).toBe(true);
+    });
+
+    it('refuses to add or remove connections itself', () => {
+      const { onClients } = setupOnClients();
+      expect(() => onClients.addConnection('c1', OWNER, fakeClient().send)).toThrow(ConnectionsManagedElsewhereError);
+      expect(() => onClients.removeConnection('c1')).toThrow(ConnectionsManagedElsewhereError);
+    });
+
+    it('is not built on them when it keeps its own', () => {
+      expect(registry.isBuiltOn(new LocalConnections())).toBe(false);
     });
   });
 

@@ -1,7 +1,15 @@
-import { randomUUID } from 'node:crypto';
-import type { ClientEvent, ClientEventSink } from './client-event';
-import { LocalClientDisconnectedError, LocalRunCancelledError, NoConnectedClientError } from './local-errors';
-import { ExecutionScope } from '../core/execution-scope';
+import { AudienceWatches } from './audience-watches';
+import { CancelledRuns } from './cancelled-runs';
+import type { ClientConnections } from './client-connections';
+import type { ClientEventSink } from './client-event';
+import { NO_EXECUTION, type ExecutionIdSource } from './execution-id-source';
+import { LocalConnections } from './local-connections';
+import { ConnectionsManagedElsewhereError, LocalRunCancelledError, NoConnectedClientError } from './local-errors';
+import { PendingLocalRequests } from './pending-local-requests';
+import { SessionAudience } from './session-audience';
+import { SessionOwners } from './session-owners';
+
+export { ANSWERED_ELSEWHERE } from './pending-local-requests';
 
 /** What the desktop client needs to run one tool call. */
 export interface LocalToolRequest {
@@ -20,16 +28,17 @@ export interface LocalToolSessionRegistryOptions {
   now?: () => number;
   /** Request id generator (default `crypto.randomUUID`). */
   newId?: () => string;
-}
-
-interface Connection {
-  userId: number;
-  send: ClientEventSink;
-}
-
-interface Watch {
-  connections: Set<string>;
-  onGone: () => void;
+  /**
+   * The open client connections (in the server: the WebSocket registry, so that every socket is
+   * registered once). Without it the registry keeps its own, fed by `addConnection` and
+   * `removeConnection`.
+   */
+  clients?: ClientConnections;
+  /**
+   * Which run the calling code belongs to (in the server: the execution scope). Events are
+   * stamped with it and a cancelled run's requests refused. Default: every call is outside a run.
+   */
+  executions?: ExecutionIdSource;
 }
 
 /** What `sendWatched` returns. */
@@ -40,95 +49,85 @@ export interface WatchedDelivery {
   release(): void;
 }
 
-interface PendingRequest {
-  sessionId: number;
-  toolName: string;
-  /** The run that sent the request, when it was sent inside one. */
-  executionId: string | undefined;
-  /** Connections that accepted the request and could still answer it. */
-  deliveredTo: Set<string>;
-  resolve: (result: string) => void;
-  reject: (error: Error) => void;
-}
-
-/** The reason `tool_request_cancelled` gives the user's other connections once one has answered. */
-export const ANSWERED_ELSEWHERE = 'answered by another client';
-
-/** How many cancelled runs are remembered to refuse their late tool requests. */
-const MAX_CANCELLED_RUNS = 10_000;
-
 /**
- * Who is connected, which user owns which session, and the LOCAL tool requests waiting for an
- * answer from a desktop client. The WebSocket layer feeds it connections and `tool_response`
- * frames; the executor sends requests through it.
+ * The LOCAL side of a session, for the dispatcher, the executor, the WebSocket gateway and the
+ * run service: which user owns which session, the events sent to the owner's connections, the
+ * tool requests waiting for a desktop's answer, the events whose receivers are watched and the
+ * runs that were cancelled. Each of those is its own class; this one composes them and keeps the
+ * rules that tie them together.
  *
  * Events for a session go to every open connection of the session's owner (the user may have the
  * desktop app open twice); the first answer from that user wins.
  */
 export class LocalToolSessionRegistry {
-  private readonly now: () => number;
-  private readonly newId: () => string;
-  private readonly connections = new Map<string, Connection>();
-  private readonly owners = new Map<number, number>();
-  private readonly pending = new Map<string, PendingRequest>();
-  /** Events whose audience is watched by `sendWatched`: the connections that still hold them. */
-  private readonly watches = new Set<Watch>();
-  /** Runs that were cancelled, with the reason, oldest first (at most `MAX_CANCELLED_RUNS`). */
-  private readonly cancelledRuns = new Map<string, string>();
+  private readonly executions: ExecutionIdSource;
+  private readonly clients: ClientConnections;
+  /** The connections this registry keeps itself, when it was given none. */
+  private readonly ownConnections: LocalConnections | null;
+  private readonly owners = new SessionOwners();
+  private readonly audience: SessionAudience;
+  private readonly pending: PendingLocalRequests;
+  private readonly watches = new AudienceWatches();
+  private readonly cancelledRuns = new CancelledRuns();
 
   constructor(options: LocalToolSessionRegistryOptions = {}) {
-    this.now = options.now ?? Date.now;
-    this.newId = options.newId ?? randomUUID;
+    const now = options.now ?? Date.now;
+    this.executions = options.executions ?? NO_EXECUTION;
+    this.ownConnections = options.clients ? null : new LocalConnections();
+    this.clients = options.clients ?? (this.ownConnections as LocalConnections);
+    this.audience = new SessionAudience(this.owners, this.clients, now);
+    this.pending = new PendingLocalRequests({ now, newId: options.newId });
+    this.clients.onConnectionClosed((connectionId) => {
+      this.pending.connectionClosed(connectionId);
+      this.watches.connectionClosed(connectionId);
+    });
   }
 
   /**
-   * Registers an open client connection of `userId`. Reusing a connection id replaces the old
-   * connection as if it had been removed first, so requests delivered only to it fail.
+   * Registers an open client connection of `userId`, for a registry that keeps its own
+   * connections (throws `ConnectionsManagedElsewhereError` otherwise). Reusing a connection id
+   * replaces the old connection as if it had been removed first, so requests delivered only to it
+   * fail.
    */
   addConnection(connectionId: string, userId: number, send: ClientEventSink): void {
-    if (this.connections.has(connectionId)) this.removeConnection(connectionId);
-    this.connections.set(connectionId, { userId, send });
+    this.requireOwnConnections(connectionId).add(connectionId, userId, send);
   }
 
   /**
-   * Forgets a closed connection. Every pending request whose delivered-to connections are now all
-   * gone rejects with `LocalClientDisconnectedError`: nobody is left who could answer it.
+   * Forgets a closed connection of a registry that keeps its own connections. Every pending
+   * request whose receiving connections are now all gone rejects with
+   * `LocalClientDisconnectedError`: nobody is left who could answer it.
    */
   removeConnection(connectionId: string): void {
-    if (!this.connections.delete(connectionId)) return;
-    for (const [requestId, request] of this.pending) {
-      if (!request.deliveredTo.delete(connectionId) || request.deliveredTo.size > 0) continue;
-      this.pending.delete(requestId);
-      request.reject(new LocalClientDisconnectedError(requestId, request.toolName));
-    }
-    for (const watch of [...this.watches]) {
-      if (!watch.connections.delete(connectionId) || watch.connections.size > 0) continue;
-      this.watches.delete(watch);
-      watch.onGone();
-    }
+    this.requireOwnConnections(connectionId).remove(connectionId);
+  }
+
+  /** Whether this registry's connections are `clients` (and not its own or another source's). */
+  isBuiltOn(clients: ClientConnections): boolean {
+    return this.clients === clients;
   }
 
   /** Records the owner of a session; later calls replace the owner. */
   bindSession(sessionId: number, ownerUserId: number): void {
-    this.owners.set(sessionId, ownerUserId);
+    this.owners.bind(sessionId, ownerUserId);
   }
 
   /** The user who owns the session, or `undefined` if it was never bound. */
   ownerOf(sessionId: number): number | undefined {
-    return this.owners.get(sessionId);
+    return this.owners.ownerOf(sessionId);
   }
 
   /** Whether the session's owner has at least one open connection. */
   hasConnection(sessionId: number): boolean {
-    return this.ownerConnections(sessionId).length > 0;
+    return this.audience.hasConnection(sessionId);
   }
 
   /**
-   * Sends an event to every connection of the session owner. A sink that throws counts as not
-   * delivered. Returns how many connections accepted the event.
+   * Sends an event to every connection of the session owner. A connection that does not take it
+   * counts as not delivered. Returns how many connections accepted the event.
    */
   sendToSession(sessionId: number, type: string, data: Record<string, unknown>): number {
-    return this.deliver(sessionId, type, data).length;
+    return this.audience.send(sessionId, type, data, this.executions.currentExecutionId()).accepted.length;
   }
 
   /**
@@ -137,13 +136,12 @@ export class LocalToolSessionRegistry {
    * accepted the event; call `release` once the answer has come.
    */
   sendWatched(sessionId: number, type: string, data: Record<string, unknown>, onGone: () => void): WatchedDelivery {
-    const delivered = this.deliver(sessionId, type, data);
-    // A connection may have closed from inside `send`; only open ones can still answer.
-    const open = delivered.filter((connectionId) => this.connections.has(connectionId));
-    const watch: Watch = { connections: new Set(open), onGone };
-    if (open.length > 0) this.watches.add(watch);
-    else if (delivered.length > 0) onGone();
-    return { delivered: delivered.length, release: () => void this.watches.delete(watch) };
+    const { accepted, open } = this.audience.send(sessionId, type, data, this.executions.currentExecutionId());
+    if (open.length > 0) {
+      return { delivered: accepted.length, release: this.watches.watch(open.map((connection) => connection.id), onGone) };
+    }
+    if (accepted.length > 0) onGone();
+    return { delivered: accepted.length, release: () => undefined };
   }
 
   /**
@@ -154,44 +152,26 @@ export class LocalToolSessionRegistry {
    * `LocalRunCancelledError`, sending nothing, when the run it is made in was cancelled (`cancelRun`).
    */
   sendToolRequest(sessionId: number, request: LocalToolRequest): { requestId: string; promise: Promise<string> } {
-    const executionId = ExecutionScope.currentExecutionId();
-    const cancelledBecause = executionId === undefined ? undefined : this.cancelledRuns.get(executionId);
+    const executionId = this.executions.currentExecutionId();
+    const cancelledBecause = executionId === undefined ? undefined : this.cancelledRuns.reasonFor(executionId);
     if (cancelledBecause !== undefined) throw new LocalRunCancelledError(sessionId, cancelledBecause);
-    const requestId = this.newId();
-    let resolve!: (result: string) => void;
-    let reject!: (error: Error) => void;
-    const promise = new Promise<string>((res, rej) => {
-      resolve = res;
-      reject = rej;
-    });
-    // A caller that drops the promise must not turn a disconnection into an unhandled rejection.
-    promise.catch(() => undefined);
-    const entry: PendingRequest = {
+    // Opened before sending: a client may answer from inside `send`.
+    const { requestId, promise } = this.pending.open({ sessionId, toolName: request.toolName, executionId });
+    const { accepted, open } = this.audience.send(
       sessionId,
-      toolName: request.toolName,
+      'tool_request',
+      {
+        requestId,
+        toolName: request.toolName,
+        arguments: request.argumentsJson,
+        workspace: request.workspace,
+        needApproval: request.needApproval,
+        dangerReason: request.dangerReason,
+      },
       executionId,
-      deliveredTo: new Set(),
-      resolve,
-      reject,
-    };
-    // Registered before sending: a client may answer from inside `send`.
-    this.pending.set(requestId, entry);
-    const delivered = this.deliver(sessionId, 'tool_request', {
-      requestId,
-      toolName: request.toolName,
-      arguments: request.argumentsJson,
-      workspace: request.workspace,
-      needApproval: request.needApproval,
-      dangerReason: request.dangerReason,
-    });
-    if (delivered.length === 0 && this.pending.delete(requestId)) throw new NoConnectedClientError(sessionId);
-    // A connection may have closed from inside `send`; only open ones can still answer.
-    for (const connectionId of delivered) {
-      if (this.connections.has(connectionId)) entry.deliveredTo.add(connectionId);
-    }
-    if (entry.deliveredTo.size === 0 && this.pending.delete(requestId)) {
-      reject(new LocalClientDisconnectedError(requestId, request.toolName));
-    }
+    );
+    if (accepted.length === 0 && this.pending.discard(requestId)) throw new NoConnectedClientError(sessionId);
+    this.pending.holdBy(requestId, open);
     return { requestId, promise };
   }
 
@@ -203,15 +183,9 @@ export class LocalToolSessionRegistry {
    * another client`), so that a second window of the user stops showing its approval prompt.
    */
   completeRequest(requestId: string, result: string, userId: number, connectionId?: string): boolean {
-    const request = this.pending.get(requestId);
-    if (!request || this.owners.get(request.sessionId) !== userId) return false;
-    this.pending.delete(requestId);
-    request.resolve(result);
-    if (connectionId !== undefined) {
-      request.deliveredTo.delete(connectionId);
-      this.announceWithdrawn(requestId, request, ANSWERED_ELSEWHERE);
-    }
-    return true;
+    const sessionId = this.pending.sessionOf(requestId);
+    if (sessionId === undefined || this.owners.ownerOf(sessionId) !== userId) return false;
+    return this.pending.complete(requestId, result, connectionId);
   }
 
   /**
@@ -221,21 +195,12 @@ export class LocalToolSessionRegistry {
    * Returns `false` if the request is not pending.
    */
   failRequest(requestId: string, reason: string | Error): boolean {
-    const request = this.pending.get(requestId);
-    if (!request) return false;
-    this.abandon(requestId, request, typeof reason === 'string' ? new Error(reason) : reason);
-    return true;
+    return this.pending.fail(requestId, typeof reason === 'string' ? new Error(reason) : reason);
   }
 
   /** Fails every pending request of the session (e.g. the run was cancelled); returns their ids. */
   failSession(sessionId: number, reason: string): string[] {
-    const failed: string[] = [];
-    for (const [requestId, request] of this.pending) {
-      if (request.sessionId !== sessionId) continue;
-      this.abandon(requestId, request, new Error(reason));
-      failed.push(requestId);
-    }
-    return failed;
+    return this.pending.failSession(sessionId, reason);
   }
 
   /**
@@ -245,69 +210,22 @@ export class LocalToolSessionRegistry {
    * desktop, even when the next run of the session has already started.
    */
   cancelRun(sessionId: number, executionId: string | undefined, reason: string): string[] {
-    if (executionId !== undefined) {
-      this.cancelledRuns.delete(executionId);
-      this.cancelledRuns.set(executionId, reason);
-      // Only a run's calls still in flight can use an entry; the oldest are long finished.
-      if (this.cancelledRuns.size > MAX_CANCELLED_RUNS) this.cancelledRuns.delete(this.cancelledRuns.keys().next().value as string);
-    }
-    return this.failSession(sessionId, reason);
+    if (executionId !== undefined) this.cancelledRuns.add(executionId, reason);
+    return this.pending.failSession(sessionId, reason);
   }
 
   /** How many tool requests wait for an answer. */
   pendingCount(): number {
-    return this.pending.size;
+    return this.pending.count();
   }
 
   /** The session of a pending request, or `undefined` if it is not pending. */
   sessionOfRequest(requestId: string): number | undefined {
-    return this.pending.get(requestId)?.sessionId;
+    return this.pending.sessionOf(requestId);
   }
 
-  private abandon(requestId: string, request: PendingRequest, error: Error): void {
-    this.pending.delete(requestId);
-    request.reject(error);
-    this.announceWithdrawn(requestId, request, error.message);
-  }
-
-  /** Sends `tool_request_cancelled` to the connections that received the request. */
-  private announceWithdrawn(requestId: string, request: PendingRequest, reason: string): void {
-    if (request.deliveredTo.size === 0) return;
-    const event: ClientEvent = {
-      type: 'tool_request_cancelled',
-      sessionId: request.sessionId,
-      data: request.executionId === undefined ? { requestId, reason } : { requestId, reason, executionId: request.executionId },
-      timestamp: this.now(),
-    };
-    for (const connectionId of request.deliveredTo) {
-      try {
-        this.connections.get(connectionId)?.send(event);
-      } catch {
-        // The connection is failing; it will be removed when it closes.
-      }
-    }
-  }
-
-  private ownerConnections(sessionId: number): Array<[string, Connection]> {
-    const owner = this.owners.get(sessionId);
-    if (owner === undefined) return [];
-    return [...this.connections].filter(([, connection]) => connection.userId === owner);
-  }
-
-  /** Returns the ids of the connections that accepted the event. */
-  private deliver(sessionId: number, type: string, data: Record<string, unknown>): string[] {
-    const executionId = ExecutionScope.currentExecutionId();
-    const payload = executionId === undefined || 'executionId' in data ? data : { ...data, executionId };
-    const event: ClientEvent = { type, sessionId, data: payload, timestamp: this.now() };
-    const accepted: string[] = [];
-    for (const [connectionId, connection] of this.ownerConnections(sessionId)) {
-      try {
-        connection.send(event);
-        accepted.push(connectionId);
-      } catch {
-        // A failing socket must not stop delivery to the user's other connections.
-      }
-    }
-    return accepted;
+  private requireOwnConnections(connectionId: string): LocalConnections {
+    if (!this.ownConnections) throw new ConnectionsManagedElsewhereError(connectionId);
+    return this.ownConnections;
   }
 }

@@ -6,7 +6,7 @@ import { McpClientManager } from './mcp-client-manager';
 import { McpConnectError, McpRequestError, UnknownMcpServerError } from './mcp-errors';
 import type { McpServerConfig } from './mcp-server-config';
 
-const DEMO_SERVER_JS = path.join(__dirname, '../../../dist/demo/mcp-demo-server.js');
+const DEMO_SERVER_JS = path.join(__dirname, '../../../build/dev/demo/mcp-demo-server.js');
 const DEMO_SERVER_TS = path.join(__dirname, '../../demo/mcp-demo-server.ts');
 const DEMO_TOOLS = ['crash', 'echo', 'fail', 'pid', 'slow', 'stats'];
 const CALL_TIMEOUT_MS = 400;
@@ -15,10 +15,10 @@ const CONNECT_TIMEOUT_MS = 5_000;
 /** The specs run the compiled demo server as a real child process; a stale build would test old code. */
 function requireBuiltDemoServer(): void {
   if (!existsSync(DEMO_SERVER_JS)) {
-    throw new Error(`${DEMO_SERVER_JS} is missing: run npm run build first`);
+    throw new Error(`${DEMO_SERVER_JS} is missing: run npm run build:dev first`);
   }
   if (statSync(DEMO_SERVER_JS).mtimeMs < statSync(DEMO_SERVER_TS).mtimeMs) {
-    throw new Error(`${DEMO_SERVER_JS} is older than its source: run npm run build first`);
+    throw new Error(`${DEMO_SERVER_JS} is older than its source: run npm run build:dev first`);
   }
 }
 

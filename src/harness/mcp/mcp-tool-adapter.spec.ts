@@ -6,7 +6,7 @@ import { McpClientManager } from './mcp-client-manager';
 import { MCP_TOOL_NAME_SEPARATOR, McpToolAdapter, mcpToolName, parseMcpToolName } from './mcp-tool-adapter';
 import type { McpToolRef } from './mcp-tool-ref';
 
-const DEMO_SERVER_JS = path.join(__dirname, '../../../dist/demo/mcp-demo-server.js');
+const DEMO_SERVER_JS = path.join(__dirname, '../../../build/dev/demo/mcp-demo-server.js');
 const SESSION = 12;
 const USER = 3;
 const WORKSPACE = '/tmp/workspace';
@@ -74,7 +74,7 @@ describe('McpToolAdapter', () => {
   describe('with a client manager (the server runs the tool, CLOUD)', () => {
     let manager: McpClientManager;
     beforeAll(() => {
-      if (!existsSync(DEMO_SERVER_JS)) throw new Error(`${DEMO_SERVER_JS} is missing: run npm run build first`);
+      if (!existsSync(DEMO_SERVER_JS)) throw new Error(`${DEMO_SERVER_JS} is missing: run npm run build:dev first`);
       manager = new McpClientManager(
         [{ id: 1, name: 'demo', type: 'stdio', command: process.execPath, args: [DEMO_SERVER_JS], env: {} }],
         { callTimeoutMs: 5_000, connectTimeoutMs: 5_000 },

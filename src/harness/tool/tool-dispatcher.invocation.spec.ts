@@ -1,4 +1,4 @@
-import { BackgroundTaskManager } from '../core/background-task-manager';
+import { BackgroundTaskManager } from '../runtime/background-task-manager';
 import type { LlmModelConfig } from '../llm/chat-request';
 import { ApprovalRegistry } from '../local/approval-registry';
 import { LocalToolExecutor } from '../local/local-tool-executor';

@@ -1,10 +1,10 @@
-import type { BackgroundTaskManager } from '../core/background-task-manager';
+import type { BackgroundTaskManager } from '../runtime/background-task-manager';
 import type { LlmModelConfig } from '../llm/chat-request';
 import type { LocalToolExecutor } from '../local/local-tool-executor';
 import type { LocalToolSessionRegistry } from '../local/local-tool-session-registry';
 import type { AskUserQuestionsRegistry } from './ask-user-questions-registry';
 import type { DangerAssessor } from './danger-assessor';
-import { validateAskUserQuestionsArguments } from './impl/ask-user-questions-tool';
+import { validateAskUserQuestionsArguments } from './ask-user-questions-arguments';
 import { parsePermissionLevel } from './permission-level';
 import { callTool, type Tool } from './tool';
 import type { ToolDescriptor } from './tool-descriptor';

@@ -1,6 +1,7 @@
 import type { LlmModelConfig } from '../llm/chat-request';
 import type { Tool } from './tool';
 import type { ToolCallProgress } from './tool-call-context';
+import type { ToolResult } from './tool-result';
 
 /**
  * One tool call with its whole context, explicit: what the dispatcher needs to decide where the
@@ -36,4 +37,13 @@ export interface ToolInvocation {
   signal?: AbortSignal;
   /** Receives the call's progress reports (`ToolCallContext.reportProgress`), e.g. from an MCP server. */
   onProgress?: (progress: ToolCallProgress) => void;
+}
+
+/**
+ * What runs invocations: the agent loop depends on this, not on the concrete dispatcher, so the
+ * loop sits above the contract only and a product can put its own policy in front.
+ */
+export interface ToolInvocationDispatcher {
+  /** Never rejects: a failure is an `error` result. */
+  dispatchInvocation(invocation: ToolInvocation): Promise<ToolResult>;
 }

@@ -21,10 +21,6 @@ export class ToolRegistry {
     return this.tools.get(name);
   }
 
-  has(name: string): boolean {
-    return this.tools.has(name);
-  }
-
   list(): Tool[] {
     return [...this.tools.values()];
   }

@@ -1,5 +1,4 @@
 import fc from 'fast-check';
-import { isErrorResult } from '../../session/ws/ws-streaming-event-listener';
 import { normalizeToolResult, toToolResultMeta } from './tool-result';
 
 describe('normalizeToolResult', () => {
@@ -59,7 +58,21 @@ describe('normalizeToolResult', () => {
     expect(normalizeToolResult('c', raw).content).toBe(raw);
   });
 
-  describe('agreement with the legacy isErrorResult heuristic', () => {
+  describe('agreement with the plain parse-everything rule', () => {
+    /** The rule written the obvious way (parse every text), against which the parse-skipping fast path is checked. */
+    function isErrorByParsing(raw: string): boolean {
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(raw);
+      } catch {
+        return false;
+      }
+      if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) return false;
+      if (Object.prototype.hasOwnProperty.call(parsed, 'error')) return true;
+      if (Object.prototype.hasOwnProperty.call(parsed, 'exit_code')) return Number((parsed as { exit_code: unknown }).exit_code) !== 0;
+      return false;
+    }
+
     const whitespace = fc.constantFrom('', ' ', '\n', '\t', '\r\n', '  \t', '\u00a0', '\ufeff');
     const interesting = fc.oneof(
       fc.json(),
@@ -70,12 +83,12 @@ describe('normalizeToolResult', () => {
       fc.string().map((text) => `{${text}`),
     );
 
-    it('classifies every generated result exactly as isErrorResult does, and keeps its content', () => {
+    it('classifies every generated result exactly as parsing it always would, and keeps its content', () => {
       fc.assert(
         fc.property(whitespace, interesting, whitespace, (before, body, after) => {
           const raw = before + body + after;
           const result = normalizeToolResult('c', raw);
-          expect(result.status === 'error').toBe(isErrorResult(raw));
+          expect(result.status === 'error').toBe(isErrorByParsing(raw));
           expect(result.content).toBe(raw);
           if (result.errorMessage !== undefined) {
             expect(result.status).toBe('error');

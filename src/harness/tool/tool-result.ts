@@ -19,10 +19,10 @@ export type ToolResultMeta = Pick<ToolResult, 'status' | 'errorMessage' | 'durat
 
 /**
  * Turns a tool's raw string into a `ToolResult`. This is the one place where a result's status
- * is inferred from its text, with exactly the rule the WebSocket layer used before
- * (`isErrorResult`): a JSON object with a top-level `error` key is an error, and so is one whose
- * `exit_code` is not `Number(...) === 0`; everything else (plain text, arrays, invalid JSON) is a
- * success. `errorMessage` is set only from a non-empty string `error` value.
+ * is inferred from its text (the WebSocket layer's legacy `isErrorResult` calls it): a JSON object
+ * with a top-level `error` key is an error, and so is one whose `exit_code` is not
+ * `Number(...) === 0`; everything else (plain text, arrays, invalid JSON) is a success.
+ * `errorMessage` is set only from a non-empty string `error` value.
  *
  * Text that cannot be a JSON object (its first non-whitespace character is not `{`) is classified
  * without parsing; anything else is parsed once.

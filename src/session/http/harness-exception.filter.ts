@@ -1,5 +1,5 @@
 import { Catch, HttpException, Logger, type ArgumentsHost, type ExceptionFilter } from '@nestjs/common';
-import { InvalidSessionInputError, RunAlreadyActiveError, ServerStoppingError, SessionNotFoundError } from '../session-errors';
+import { InvalidSessionInputError, RunAlreadyActiveError, ServerStoppingError, SessionNotFoundError } from '../service/session-errors';
 
 interface JsonResponse {
   status(code: number): JsonResponse;

@@ -3,7 +3,7 @@ import type { ActivityRecord } from '../persistence/activity-repository';
 import type { MessageRecord } from '../persistence/message-repository';
 import type { SessionRecord } from '../persistence/session-repository';
 import { RunService } from '../run/run.service';
-import { SessionService } from '../session-service';
+import { SessionService } from '../service/session-service';
 import { CurrentUser } from './auth.guard';
 import { CreateSessionDto } from './dto/create-session.dto';
 import { PostMessageDto } from './dto/post-message.dto';

@@ -1,6 +1,6 @@
 import { Controller, Get, ParseIntPipe, Query } from '@nestjs/common';
-import { SessionService } from '../session-service';
-import { ToolCatalog, type ToolCatalogEntry } from '../tool-catalog';
+import { SessionService } from '../service/session-service';
+import { ToolCatalog, type ToolCatalogEntry } from '../service/tool-catalog';
 import { CurrentUser } from './auth.guard';
 
 /** `GET /api/tools`: the built-in tools and, with `?sessionId=`, that session's MCP tools. */

@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { Logger } from '@nestjs/common';
 import { AgentExecutionContext } from '../../harness/core/agent-execution-context';
 import type { AgentLoop } from '../../harness/core/agent-loop';
-import { ExecutionScope } from '../../harness/core/execution-scope';
+import { ExecutionScope } from '../../harness/runtime/execution-scope';
 import type { LlmModelConfig } from '../../harness/llm/chat-request';
 import type { LocalToolSessionRegistry } from '../../harness/local/local-tool-session-registry';
 import type { AskUserQuestionsRegistry } from '../../harness/tool/ask-user-questions-registry';
@@ -11,12 +10,19 @@ import type { HarnessDatabase } from '../persistence/harness-database';
 import type { MessageRepository } from '../persistence/message-repository';
 import type { RunRepository, RunStatus } from '../persistence/run-repository';
 import type { SessionRecord } from '../persistence/session-repository';
-import { RunAlreadyActiveError, ServerStoppingError } from '../session-errors';
-import type { SessionService } from '../session-service';
+import { RunAlreadyActiveError, ServerStoppingError } from '../service/session-errors';
+import type { SessionService } from '../service/session-service';
 import type { StreamingWsRegistry } from '../ws/streaming-ws-registry';
 import { createErrorEvent } from '../ws/ws-event';
 import { WsStreamingEventListener } from '../ws/ws-streaming-event-listener';
-import type { SessionToolProvider } from './session-tool-provider';
+import type { SessionToolProvider } from '../service/session-tool-provider';
+
+/** Where the run service reports: each run's end, and the failures it survives. */
+export interface RunServiceLogger {
+  log(message: string): void;
+  warn(message: string): void;
+  error(message: string): void;
+}
 
 export interface RunServiceDeps {
   agentLoop: AgentLoop;
@@ -31,6 +37,8 @@ export interface RunServiceDeps {
   sessionTools: SessionToolProvider;
   modelConfig: LlmModelConfig;
   systemPrompt?: string | null;
+  /** Defaults to the console. */
+  logger?: RunServiceLogger;
 }
 
 interface ActiveRun {
@@ -52,12 +60,14 @@ const SYSTEM_PROMPT =
  * audience: it goes on when clients disconnect.
  */
 export class RunService {
-  private readonly logger = new Logger('RunService');
+  private readonly logger: RunServiceLogger;
   private readonly active = new Map<number, ActiveRun>();
   /** Set once shutdown began: why no new run starts. */
   private stopping: string | null = null;
 
-  constructor(private readonly deps: RunServiceDeps) {}
+  constructor(private readonly deps: RunServiceDeps) {
+    this.logger = deps.logger ?? console;
+  }
 
   /** Stores the user's message and starts the run; throws `RunAlreadyActiveError` if one is going. */
   start(session: SessionRecord, content: string): { executionId: string } {

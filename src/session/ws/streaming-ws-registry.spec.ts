@@ -195,6 +195,95 @@ describe('StreamingWsRegistry', () => {
     });
   });
 
+  describe("as the LOCAL side's client connections", () => {
+    function setupWithIds(options: StreamingWsRegistryOptions = {}) {
+      let next = 1;
+      return setup({ newId: () => `conn-${next++}`, ...options });
+    }
+
+    it('gives every added connection an id and knows its user until it is removed', () => {
+      const { registry } = setupWithIds();
+      const socket = new FakeWsConnection();
+      expect(registry.add(USER, socket)).toBe('conn-1');
+      expect(registry.identify(socket)).toEqual({ id: 'conn-1', userId: USER });
+      registry.remove(USER, socket);
+      expect(registry.identify(socket)).toBeUndefined();
+    });
+
+    it("lists only the user's own connections, and sends to them within the bound", () => {
+      const { registry } = setupWithIds({ sendBufferLimitBytes: 100 });
+      const reading = new FakeWsConnection();
+      const stalled = new FakeWsConnection(100);
+      registry.add(USER, reading);
+      registry.add(USER, stalled);
+      registry.add(2, new FakeWsConnection());
+      const clients = registry.connectionsOf(USER);
+      expect(clients.map((client) => client.id)).toEqual(['conn-1', 'conn-2']);
+
+      const event = { type: 'tool_request', sessionId: 5, data: { requestId: 'r1' }, timestamp: 0 };
+      expect(clients.map((client) => client.send(event))).toEqual([true, false]);
+
+      expect(reading.events()).toEqual([event]);
+      expect(stalled.frames).toEqual([]);
+      expect(stalled.closes).toEqual([{ code: WS_CLOSE_TRY_AGAIN_LATER, reason: SLOW_CLIENT_CLOSE_REASON }]);
+      expect(registry.connectionsOf(USER).map((client) => client.id)).toEqual(['conn-1']);
+    });
+
+    it('announces a connection closed when it is removed, once, and not for another user', () => {
+      const { registry } = setupWithIds();
+      const closed: string[] = [];
+      registry.onConnectionClosed((connectionId) => closed.push(connectionId));
+      const socket = new FakeWsConnection();
+      registry.add(USER, socket);
+
+      registry.remove(2, socket);
+      expect(closed).toEqual([]);
+      registry.remove(USER, socket);
+      registry.remove(USER, socket);
+      expect(closed).toEqual(['conn-1']);
+    });
+
+    it('announces the close of a connection dropped as too slow only once it is removed: until then its answers still count', () => {
+      const { registry } = setupWithIds({ sendBufferLimitBytes: 100 });
+      const closed: string[] = [];
+      registry.onConnectionClosed((connectionId) => closed.push(connectionId));
+      const stalled = new FakeWsConnection(100);
+      registry.add(USER, stalled);
+      registry.sendToUser(USER, delta(1, 100));
+      expect(registry.connectionCount(USER)).toBe(0);
+      expect(registry.identify(stalled)).toEqual({ id: 'conn-1', userId: USER });
+      expect(closed).toEqual([]);
+
+      registry.remove(USER, stalled);
+      expect(closed).toEqual(['conn-1']);
+    });
+
+    it('replaces the registration of a connection added again, announcing the old one closed', () => {
+      const { registry } = setupWithIds();
+      const closed: string[] = [];
+      registry.onConnectionClosed((connectionId) => closed.push(connectionId));
+      const socket = new FakeWsConnection();
+      registry.add(USER, socket);
+      expect(registry.add(USER, socket)).toBe('conn-2');
+      expect(closed).toEqual(['conn-1']);
+      expect(registry.connectionCount(USER)).toBe(1);
+    });
+
+    it('logs a close listener that throws and still tells the others', () => {
+      const { registry, warnings } = setupWithIds();
+      const closed: string[] = [];
+      registry.onConnectionClosed(() => {
+        throw new Error('listener broke');
+      });
+      registry.onConnectionClosed((connectionId) => closed.push(connectionId));
+      const socket = new FakeWsConnection();
+      registry.add(USER, socket);
+      registry.remove(USER, socket);
+      expect(closed).toEqual(['conn-1']);
+      expect(warnings.join('\n')).toContain('listener broke');
+    });
+  });
+
   describe('closeAll', () => {
     it('lets each connection flush what is queued, then closes it with the code and reason', async () => {
       const { registry } = setup();

@@ -1,4 +1,6 @@
+import { randomUUID } from 'node:crypto';
 import { Logger } from '@nestjs/common';
+import type { ClientConnection, ClientConnections } from '../../harness/local/client-connections';
 import type { ClientEvent } from '../../harness/local/client-event';
 import type { WsEvent } from './ws-event';
 
@@ -41,6 +43,19 @@ export interface StreamingWsRegistryOptions {
   /** Grace for a too-slow client's close (default `DEFAULT_SLOW_CLIENT_CLOSE_GRACE_MS`). */
   slowClientCloseGraceMs?: number;
   logger?: { warn(message: string): void };
+  /** Connection id generator (default `crypto.randomUUID`). */
+  newId?: () => string;
+}
+
+/** Who a registered connection is: its id and its user. */
+export interface RegisteredConnection {
+  readonly id: string;
+  readonly userId: number;
+}
+
+interface Registration extends RegisteredConnection {
+  /** The connection as the LOCAL side sees it: sends go through the bounded path. */
+  readonly client: ClientConnection;
 }
 
 const OPEN = 1;
@@ -52,18 +67,25 @@ const POLL_INTERVAL_MS = 10;
 /**
  * Open WebSocket connections by user, and the one place that sends frames to them. Events for a
  * user with no open connection are dropped: runs go on without an audience and the stored
- * messages stay complete.
+ * messages stay complete. It is also the `ClientConnections` of the LOCAL side, so that a socket
+ * is registered once: tool requests and questions go through the same bounded sends, and a
+ * connection's closing (`remove`) reaches the requests and questions it was holding.
  *
  * Every connection has a bounded send buffer. A client that stops reading would otherwise make
  * the server queue every event of every run in memory; instead it is closed with 1013 (and
  * destroyed if it does not read even the close), while the user's other connections go on
  * receiving everything.
  */
-export class StreamingWsRegistry {
+export class StreamingWsRegistry implements ClientConnections {
   /** The send buffer bound in force (see `StreamingWsRegistryOptions.sendBufferLimitBytes`). */
   readonly sendBufferLimitBytes: number;
   private readonly slowClientCloseGraceMs: number;
   private readonly logger: { warn(message: string): void };
+  private readonly newId: () => string;
+  /** Every connection added and not yet removed, including those dropped as too slow or for shutdown. */
+  private readonly registrations = new Map<WsConnection, Registration>();
+  private readonly closeListeners: Array<(connectionId: string) => void> = [];
+  /** The connections that receive events. */
   private readonly byUser = new Map<number, Set<WsConnection>>();
   private readonly userOf = new Map<WsConnection, number>();
   /** Connections the registry has started to close and that are not closed yet. */
@@ -73,19 +95,67 @@ export class StreamingWsRegistry {
     this.sendBufferLimitBytes = options.sendBufferLimitBytes ?? DEFAULT_SEND_BUFFER_LIMIT_BYTES;
     this.slowClientCloseGraceMs = options.slowClientCloseGraceMs ?? DEFAULT_SLOW_CLIENT_CLOSE_GRACE_MS;
     this.logger = options.logger ?? new Logger('StreamingWsRegistry');
+    this.newId = options.newId ?? randomUUID;
   }
 
-  /** Registers an open connection of `userId`: it receives the user's events from now on. */
-  add(userId: number, connection: WsConnection): void {
+  /**
+   * Registers an open connection of `userId`: it receives the user's events from now on. Returns
+   * the connection's new id. Adding a connection again replaces its registration, as if it had
+   * been removed first.
+   */
+  add(userId: number, connection: WsConnection): string {
+    const earlier = this.registrations.get(connection);
+    if (earlier) this.remove(earlier.userId, connection);
+    const id = this.newId();
+    this.registrations.set(connection, { id, userId, client: { id, send: (event) => this.send(connection, event) } });
     const set = this.byUser.get(userId) ?? new Set<WsConnection>();
     set.add(connection);
     this.byUser.set(userId, set);
     this.userOf.set(connection, userId);
+    return id;
   }
 
-  /** Forgets a connection that closed; one the registry already dropped is no longer known. */
+  /**
+   * Forgets a connection of `userId` that closed, and tells the `onConnectionClosed` listeners.
+   * A connection the registry dropped already (too slow, shutdown) receives nothing since, but
+   * only closes here.
+   */
   remove(userId: number, connection: WsConnection): void {
-    if (this.userOf.get(connection) === userId) this.forget(connection);
+    const registration = this.registrations.get(connection);
+    if (registration?.userId !== userId) return;
+    this.registrations.delete(connection);
+    this.forget(connection);
+    for (const listener of this.closeListeners) {
+      try {
+        listener(registration.id);
+      } catch (error) {
+        this.logger.warn(`a listener failed on the close of connection ${registration.id}: ${error instanceof Error ? error.message : String(error)}`);
+      }
+    }
+  }
+
+  /**
+   * The id and user of a connection added and not yet removed — also of one dropped as too slow,
+   * whose frames still count until it closes — or `undefined`.
+   */
+  identify(connection: WsConnection): RegisteredConnection | undefined {
+    const registration = this.registrations.get(connection);
+    return registration && { id: registration.id, userId: registration.userId };
+  }
+
+  /** The user's connections that receive events, oldest first (`ClientConnections`). */
+  connectionsOf(userId: number): ClientConnection[] {
+    const clients: ClientConnection[] = [];
+    for (const connection of this.byUser.get(userId) ?? []) {
+      const registration = this.registrations.get(connection);
+      if (registration) clients.push(registration.client);
+    }
+    return clients;
+  }
+
+  /** Calls `listener` with the id of every connection removed from now on (`ClientConnections`). */
+  onConnectionClosed(listener: (connectionId: string) => void): void {
+    this.closeListeners.push(listener);
   }
 
   /** Open connections of the user that still receive events. */

@@ -1,7 +1,7 @@
 import type { AgentEventListener } from '../../harness/core/agent-event-listener';
 import type { ChatUsage } from '../../harness/llm/chat-request';
 import type { ToolCallProgress } from '../../harness/tool/tool-call-context';
-import type { ToolResultMeta } from '../../harness/tool/tool-result';
+import { normalizeToolResult, type ToolResultMeta } from '../../harness/tool/tool-result';
 import { describeToolActivity } from '../persistence/activity-describer';
 import type { StreamingWsRegistry } from './streaming-ws-registry';
 import { createWsEvent, type WsEventType } from './ws-event';
@@ -206,26 +206,15 @@ export class WsStreamingEventListener implements AgentEventListener {
 }
 
 /**
- * The legacy status heuristic: a result that parses as a JSON object with an `error` key is an
- * error; so is one with an `exit_code` whose `Number(...)` is not 0; anything else (plain text,
- * arrays, invalid JSON) is a success.
+ * The legacy status guess from a result's text, for callers that pass no meta: exactly
+ * `normalizeToolResult`'s rule (a JSON object with a top-level `error` key, or with an `exit_code`
+ * whose `Number(...)` is not 0, is an error; anything else is a success), so the two cannot drift.
  *
- * Fallback only, for callers that pass no meta: the status of a tool call is decided where the
- * tool ran (`ToolResult.status`, see `normalizeToolResult`). Do not add new consumers.
+ * Fallback only: the status of a tool call is decided where the tool ran (`ToolResult.status`).
+ * Do not add new consumers.
  */
 export function isErrorResult(result: string): boolean {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(result);
-  } catch {
-    return false;
-  }
-  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) return false;
-  if (Object.prototype.hasOwnProperty.call(parsed, 'error')) return true;
-  if (Object.prototype.hasOwnProperty.call(parsed, 'exit_code')) {
-    return Number((parsed as { exit_code: unknown }).exit_code) !== 0;
-  }
-  return false;
+  return normalizeToolResult('', result).status === 'error';
 }
 
 /** The audit fields of an activity (stored in its metadata column). */

@@ -40,3 +40,29 @@ export function mergeChunks(chunks: StreamChunk[]): CollectedStream {
   const toolCalls = [...calls.entries()].sort(([a], [b]) => a - b).map(([, call]) => call);
   return { chunks, content, thinking, toolCalls, finishReason, usage };
 }
+
+/** What a stream yielded before it failed, and the error it failed with (typed loosely for inspection). */
+export interface FailedStream {
+  chunks: StreamChunk[];
+  error: any;
+}
+
+/**
+ * Drains a stream that must fail; `onChunk` sees each chunk as it arrives (to abort mid-stream,
+ * say). Fails the test if the stream ends normally.
+ */
+export async function collectUntilFailure(
+  stream: AsyncIterable<StreamChunk>,
+  onChunk: (chunk: StreamChunk) => void = () => undefined,
+): Promise<FailedStream> {
+  const chunks: StreamChunk[] = [];
+  try {
+    for await (const chunk of stream) {
+      chunks.push(chunk);
+      onChunk(chunk);
+    }
+  } catch (error) {
+    return { chunks, error };
+  }
+  throw new Error(`expected the stream to fail, but it ended after ${chunks.length} chunks`);
+}

@@ -91,6 +91,22 @@ export class ReplayServer {
   }
 }
 
+/**
+ * Starts replay servers for the tests of the enclosing `describe` and closes them after each
+ * test: call it in the `describe` body, and the function it answers in the tests.
+ */
+export function replayServers(): (responses: ReplayResponse[]) => Promise<ReplayServer> {
+  const open: ReplayServer[] = [];
+  afterEach(async () => {
+    await Promise.all(open.splice(0).map((server) => server.close()));
+  });
+  return async (responses) => {
+    const server = await ReplayServer.start(responses);
+    open.push(server);
+    return server;
+  };
+}
+
 /** A JSON response body (an error or a non-streamed answer). */
 export function jsonResponse(status: number, body: unknown, headers: Record<string, string> = {}): ReplayResponse {
   return {

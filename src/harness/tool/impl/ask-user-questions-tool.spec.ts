@@ -1,4 +1,5 @@
-import { AskUserQuestionsTool, validateAskUserQuestionsArguments } from './ask-user-questions-tool';
+import { validateAskUserQuestionsArguments } from '../ask-user-questions-arguments';
+import { AskUserQuestionsTool } from './ask-user-questions-tool';
 
 describe('validateAskUserQuestionsArguments', () => {
   it('returns the questions with only their known fields, and the metadata', () => {

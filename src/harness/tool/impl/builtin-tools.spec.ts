@@ -2,7 +2,7 @@ import * as fs from 'node:fs/promises';
 import * as os from 'node:os';
 import * as path from 'node:path';
 
-import { BackgroundTaskManager } from '../../core/background-task-manager';
+import { BackgroundTaskManager } from '../../runtime/background-task-manager';
 import type { Tool } from '../tool';
 import { createBuiltinTools } from './builtin-tools';
 import { InMemoryTaskStore } from './in-memory-task-store';

@@ -5,7 +5,7 @@ import * as fs from 'node:fs/promises';
 import * as os from 'node:os';
 import * as path from 'node:path';
 
-import { BackgroundTaskManager, type BackgroundTaskResult } from '../../core/background-task-manager';
+import { BackgroundTaskManager, type BackgroundTaskResult } from '../../runtime/background-task-manager';
 import { ToolCallContext } from '../tool-call-context';
 import { DEFAULT_SHELL_PATH, shellEnvironment } from './shell-environment';
 import { probeNamespaceIsolationSync, ShellIsolation, type ShellIsolationOptions } from './shell-isolation';

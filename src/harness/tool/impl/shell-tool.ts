@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { constants as osConstants } from 'node:os';
 import type { Readable } from 'node:stream';
 
-import type { BackgroundTaskManager } from '../../core/background-task-manager';
+import type { BackgroundTaskManager } from '../../runtime/background-task-manager';
 import { BaseTool } from '../tool';
 import { ToolCallContext } from '../tool-call-context';
 import { optionalBoolean, optionalInteger, parseToolArguments, requireString } from '../tool-arguments';

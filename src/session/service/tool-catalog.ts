@@ -1,9 +1,9 @@
-import type { Tool } from '../harness/tool/tool';
-import type { ToolDescriptor } from '../harness/tool/tool-descriptor';
-import { ASK_USER_QUESTIONS_TOOL, SERVER_ONLY_TOOLS } from '../harness/tool/tool-dispatcher';
-import type { ToolRegistry } from '../harness/tool/tool-registry';
-import type { SessionRecord } from './persistence/session-repository';
-import type { SessionToolProvider } from './run/session-tool-provider';
+import type { Tool } from '../../harness/tool/tool';
+import type { ToolDescriptor } from '../../harness/tool/tool-descriptor';
+import { ASK_USER_QUESTIONS_TOOL, SERVER_ONLY_TOOLS } from '../../harness/tool/tool-dispatcher';
+import type { ToolRegistry } from '../../harness/tool/tool-registry';
+import type { SessionRecord } from '../persistence/session-repository';
+import type { SessionToolProvider } from './session-tool-provider';
 
 /** One tool as `GET /api/tools` lists it: its descriptor, plus what a client needs to show it. */
 export interface ToolCatalogEntry extends ToolDescriptor {

@@ -1,12 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { McpServerConfig } from '../harness/mcp/mcp-server-config';
-import { parseMcpToolName } from '../harness/mcp/mcp-tool-adapter';
-import type { PermissionLevel } from '../harness/tool/permission-level';
-import type { ActivityRecord, ActivityRepository } from './persistence/activity-repository';
-import type { MessageRecord, MessageRepository } from './persistence/message-repository';
-import type { ExecutionMode, SessionRecord, SessionRepository } from './persistence/session-repository';
+import type { McpServerConfig } from '../../harness/mcp/mcp-server-config';
+import { parseMcpToolName } from '../../harness/mcp/mcp-tool-adapter';
+import type { PermissionLevel } from '../../harness/tool/permission-level';
+import type { ActivityRecord, ActivityRepository } from '../persistence/activity-repository';
+import type { MessageRecord, MessageRepository } from '../persistence/message-repository';
+import type { ExecutionMode, SessionRecord, SessionRepository } from '../persistence/session-repository';
 import { InvalidSessionInputError, SessionNotFoundError } from './session-errors';
 
 export interface CreateSessionRequest {

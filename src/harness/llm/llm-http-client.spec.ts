@@ -1,16 +1,9 @@
 import { getEventListeners } from 'node:events';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import {
-  extractProviderMessage,
-  LlmHttpClient,
-  LlmHttpError,
-  LlmNetworkError,
-  LlmResponseError,
-  LlmTimeoutError,
-  parseRetryAfter,
-  sleep,
-} from './llm-http';
+import { sleep } from './abort-signal';
+import { LlmHttpError, LlmNetworkError, LlmResponseError, LlmTimeoutError } from './llm-errors';
+import { LlmHttpClient, parseRetryAfter } from './llm-http-client';
 import type { SseEvent } from './sse-parser';
 import { caught } from './testing/caught';
 import { jsonResponse, ReplayServer, sseEvent } from './testing/replay-server';
@@ -352,18 +345,5 @@ describe('parseRetryAfter', () => {
     [{}, null],
   ])('reads %j as %p ms', (headers, expected) => {
     expect(parseRetryAfter(new Headers(headers as Record<string, string>), now)).toBe(expected);
-  });
-});
-
-describe('extractProviderMessage', () => {
-  it.each([
-    ['{"error":{"message":"Invalid API key","type":"auth"}}', 'Invalid API key'],
-    ['{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}', 'invalid x-api-key'],
-    ['{"message":"model not found"}', 'model not found'],
-    ['{"error":"plain error string"}', 'plain error string'],
-    ['upstream connect error', 'upstream connect error'],
-    ['   ', null],
-  ])('reads %p', (body, expected) => {
-    expect(extractProviderMessage(body)).toBe(expected);
   });
 });

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { Logger } from '@nestjs/common';
 import { ConnectedSocket, MessageBody, SubscribeMessage, WebSocketGateway, type OnGatewayConnection, type OnGatewayDisconnect } from '@nestjs/websockets';
@@ -7,29 +6,29 @@ import { LocalToolSessionRegistry } from '../../harness/local/local-tool-session
 import { AskUserQuestionsRegistry } from '../../harness/tool/ask-user-questions-registry';
 import { TokenAuthenticator } from '../auth/token-authenticator';
 import { RunService } from '../run/run.service';
-import { SessionService } from '../session-service';
+import { SessionService } from '../service/session-service';
 import { INVALID_FRAME, MAX_CLIENT_FRAME_BYTES, requireField } from './client-frame';
-import { StreamingWsRegistry } from './streaming-ws-registry';
-import { createErrorEvent } from './ws-event';
+import { StreamingWsRegistry, type RegisteredConnection } from '../ws/streaming-ws-registry';
+import { createErrorEvent } from '../ws/ws-event';
+
+/** What the gateway logs when its `LocalToolSessionRegistry` is not built on its `StreamingWsRegistry`. */
+export const LOCAL_SESSIONS_NOT_ON_REGISTRY =
+  'LOCAL tool requests and questions will reach no client: build the LocalToolSessionRegistry on the StreamingWsRegistry ' +
+  '(new LocalToolSessionRegistry({ clients: wsRegistry, executions: ExecutionScope }))';
 
 /** Close code for a missing or unknown token (interface.md). */
 export const WS_UNAUTHORIZED = 4401;
 
-interface Connection {
-  id: string;
-  userId: number;
-}
-
 /**
- * The WebSocket endpoint `/ws?token=...`: authenticates connections, registers them for the
- * user's event stream and LOCAL tool requests, and applies client frames. A client can only
- * answer or cancel its own user's sessions; any frame it cannot use gets an `error` event and
- * changes nothing.
+ * The WebSocket endpoint `/ws?token=...`: authenticates connections, registers them — once, in
+ * the `StreamingWsRegistry`, which serves both the user's event stream and the LOCAL side
+ * (`LocalToolSessionRegistry` must be built on that registry) — and applies client frames. A
+ * client can only answer or cancel its own user's sessions; any frame it cannot use gets an
+ * `error` event and changes nothing.
  */
 @WebSocketGateway({ path: '/ws', maxPayload: MAX_CLIENT_FRAME_BYTES })
 export class StreamingGateway implements OnGatewayConnection, OnGatewayDisconnect {
   private readonly logger = new Logger('StreamingGateway');
-  private readonly connections = new WeakMap<WebSocket, Connection>();
 
   private readonly deps: {
     authenticator: TokenAuthenticator;
@@ -48,6 +47,9 @@ export class StreamingGateway implements OnGatewayConnection, OnGatewayDisconnec
     sessions: SessionService,
     runs: RunService,
   ) {
+    // A LOCAL side built on other connections never sees the sockets registered here. Said, not
+    // thrown: Nest would end the process, and every other part of the server still works.
+    if (!localSessions.isBuiltOn(registry)) this.logger.error(LOCAL_SESSIONS_NOT_ON_REGISTRY);
     this.deps = { authenticator, registry, localSessions, askUserQuestions, sessions, runs };
   }
 
@@ -58,23 +60,14 @@ export class StreamingGateway implements OnGatewayConnection, OnGatewayDisconnec
       client.close(WS_UNAUTHORIZED, 'Unauthorized');
       return;
     }
-    const connection = { id: randomUUID(), userId };
-    this.connections.set(client, connection);
-    this.deps.registry.add(userId, client);
-    // LOCAL tool requests go through the registry too, so they count against the same send
-    // buffer bound; a request the connection did not take is not counted as delivered to it.
-    this.deps.localSessions.addConnection(connection.id, userId, (event) => {
-      if (!this.deps.registry.send(client, event)) throw new Error('connection is not open or does not read');
-    });
-    client.on('error', (error) => this.logger.warn(`connection ${connection.id}: ${error.message}`));
+    const connectionId = this.deps.registry.add(userId, client);
+    client.on('error', (error) => this.logger.warn(`connection ${connectionId}: ${error.message}`));
   }
 
+  /** The registry tells the LOCAL side: requests and questions only this connection held end. */
   handleDisconnect(client: WebSocket): void {
-    const connection = this.connections.get(client);
-    if (!connection) return;
-    this.connections.delete(client);
-    this.deps.registry.remove(connection.userId, client);
-    this.deps.localSessions.removeConnection(connection.id);
+    const connection = this.deps.registry.identify(client);
+    if (connection) this.deps.registry.remove(connection.userId, client);
   }
 
   @SubscribeMessage('tool_response')
@@ -126,8 +119,8 @@ export class StreamingGateway implements OnGatewayConnection, OnGatewayDisconnec
   }
 
   /** Runs a frame handler; a returned string (or a throw) is reported to the client as an `error` event. */
-  private handle(client: WebSocket, frame: Record<string, unknown>, apply: (connection: Connection) => string | null): void {
-    const connection = this.connections.get(client);
+  private handle(client: WebSocket, frame: Record<string, unknown>, apply: (connection: RegisteredConnection) => string | null): void {
+    const connection = this.deps.registry.identify(client);
     if (!connection) return;
     let problem: string | null;
     try {
@@ -147,7 +140,7 @@ export class StreamingGateway implements OnGatewayConnection, OnGatewayDisconnec
   }
 
   /** The frame's session id if the connection's user owns that session; otherwise null. */
-  private ownedSession(connection: Connection, frame: Record<string, unknown>): number | null {
+  private ownedSession(connection: RegisteredConnection, frame: Record<string, unknown>): number | null {
     const sessionId = requireField(frame, 'sessionId', 'integer');
     if (!sessionId.ok) throw new FrameFieldError(sessionId.message);
     try {

@@ -1,0 +1,134 @@
+import { Logger, Module, type DynamicModule, type ModuleMetadata } from '@nestjs/common';
+import { APP_FILTER, APP_GUARD, Reflector } from '@nestjs/core';
+import { HARNESS_CONFIG } from '../config/config.module';
+import type { HarnessConfig } from '../config/harness-config';
+import { AgentLoop } from '../harness/core/agent-loop';
+import { LLM_MODEL_CONFIG, MCP_SERVERS } from '../harness/harness.module';
+import type { LlmModelConfig } from '../harness/llm/chat-request';
+import { LocalToolSessionRegistry } from '../harness/local/local-tool-session-registry';
+import { McpClientManager } from '../harness/mcp/mcp-client-manager';
+import type { McpServerConfig } from '../harness/mcp/mcp-server-config';
+import { AskUserQuestionsRegistry } from '../harness/tool/ask-user-questions-registry';
+import { ToolRegistry } from '../harness/tool/tool-registry';
+import { TokenAuthenticator } from './auth/token-authenticator';
+import { BearerAuthGuard } from './http/auth.guard';
+import { HarnessExceptionFilter } from './http/harness-exception.filter';
+import { HealthController } from './http/health.controller';
+import { SessionsController } from './http/sessions.controller';
+import { ToolsController } from './http/tools.controller';
+import { ActivityRepository } from './persistence/activity-repository';
+import { HarnessDatabase } from './persistence/harness-database';
+import { MessageRepository } from './persistence/message-repository';
+import { PersistenceModule } from './persistence/persistence.module';
+import { RunRepository } from './persistence/run-repository';
+import { SessionRepository } from './persistence/session-repository';
+import { RunRecovery } from './run/run-recovery';
+import { RunService } from './run/run.service';
+import { SessionToolProvider } from './service/session-tool-provider';
+import { SessionService } from './service/session-service';
+import { ToolCatalog } from './service/tool-catalog';
+import { StreamingGateway } from './gateway/streaming.gateway';
+import { StreamingWsModule } from './ws/streaming-ws.module';
+import { StreamingWsRegistry } from './ws/streaming-ws-registry';
+
+/** What `SessionModule.forRoot` needs from its host. */
+export interface SessionModuleOptions {
+  /** The module that exports the harness's providers (`HarnessModule.forRoot(...)`). */
+  imports: NonNullable<ModuleMetadata['imports']>;
+}
+
+/**
+ * What users reach: the HTTP controllers (with the bearer guard and the exception filter, both
+ * global), the WebSocket gateway, sessions, runs and their start-up recovery, the tool catalog;
+ * with persistence (`PersistenceModule`) and the open connections (`StreamingWsModule`), both
+ * re-exported. Runs use the harness's agent loop.
+ */
+@Module({})
+export class SessionModule {
+  static forRoot(options: SessionModuleOptions): DynamicModule {
+    return {
+      module: SessionModule,
+      imports: [PersistenceModule, StreamingWsModule, ...options.imports],
+      controllers: [HealthController, SessionsController, ToolsController],
+      providers: [
+        { provide: TokenAuthenticator, useFactory: (config: HarnessConfig) => new TokenAuthenticator(config.tokens), inject: [HARNESS_CONFIG] },
+        { provide: SessionToolProvider, useFactory: (mcp: McpClientManager | null) => new SessionToolProvider(mcp), inject: [McpClientManager] },
+        {
+          provide: SessionService,
+          useFactory: (
+            config: HarnessConfig,
+            sessions: SessionRepository,
+            messages: MessageRepository,
+            activities: ActivityRepository,
+            registry: ToolRegistry,
+            mcpServers: McpServerConfig[],
+          ) =>
+            new SessionService({ sessions, messages, activities, workspaceRoot: config.workspaceRoot, builtinToolNames: () => registry.names(), mcpServers }),
+          inject: [HARNESS_CONFIG, SessionRepository, MessageRepository, ActivityRepository, ToolRegistry, MCP_SERVERS],
+        },
+        {
+          provide: RunRecovery,
+          useFactory: (database: HarnessDatabase, runs: RunRepository, messages: MessageRepository, activities: ActivityRepository) =>
+            new RunRecovery({ database, runs, messages, activities }),
+          inject: [HarnessDatabase, RunRepository, MessageRepository, ActivityRepository],
+        },
+        {
+          provide: RunService,
+          useFactory: (
+            agentLoop: AgentLoop,
+            sessions: SessionService,
+            messages: MessageRepository,
+            activities: ActivityRepository,
+            runs: RunRepository,
+            database: HarnessDatabase,
+            wsRegistry: StreamingWsRegistry,
+            localSessions: LocalToolSessionRegistry,
+            askUserQuestions: AskUserQuestionsRegistry,
+            sessionTools: SessionToolProvider,
+            modelConfig: LlmModelConfig,
+          ) =>
+            new RunService({
+              agentLoop,
+              sessions,
+              messages,
+              activities,
+              runs,
+              database,
+              wsRegistry,
+              localSessions,
+              askUserQuestions,
+              sessionTools,
+              modelConfig,
+              logger: new Logger('RunService'),
+            }),
+          inject: [
+            AgentLoop,
+            SessionService,
+            MessageRepository,
+            ActivityRepository,
+            RunRepository,
+            HarnessDatabase,
+            StreamingWsRegistry,
+            LocalToolSessionRegistry,
+            AskUserQuestionsRegistry,
+            SessionToolProvider,
+            LLM_MODEL_CONFIG,
+          ],
+        },
+        {
+          provide: ToolCatalog,
+          useFactory: (registry: ToolRegistry, sessionTools: SessionToolProvider) => new ToolCatalog(registry, sessionTools),
+          inject: [ToolRegistry, SessionToolProvider],
+        },
+        StreamingGateway,
+        {
+          provide: APP_GUARD,
+          useFactory: (authenticator: TokenAuthenticator, reflector: Reflector) => new BearerAuthGuard(authenticator, reflector),
+          inject: [TokenAuthenticator, Reflector],
+        },
+        { provide: APP_FILTER, useClass: HarnessExceptionFilter },
+      ],
+      exports: [PersistenceModule, StreamingWsModule, TokenAuthenticator, SessionToolProvider, SessionService, RunRecovery, RunService, ToolCatalog],
+    };
+  }
+}
