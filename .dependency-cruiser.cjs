@@ -44,7 +44,7 @@ module.exports = {
       comment: 'What a tool is, its descriptor, invocation and result sit below everything that implements or calls tools.',
       severity: 'error',
       from: { path: HARNESS_CONTRACT },
-      to: { path: '^src/', pathNot: [HARNESS_CONTRACT, '^src/harness/llm/chat-request[.]ts$'] },
+      to: { path: '^src/', pathNot: [HARNESS_CONTRACT, '^src/harness/llm/chat-request[.]ts$', '^src/harness/runtime/'] },
     },
     {
       name: 'runtime-is-a-leaf',

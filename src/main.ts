@@ -9,6 +9,7 @@ import type { Tool } from './harness/tool/tool';
 import { useJsonBody } from './session/http/json-body';
 import { createValidationPipe } from './session/http/validation';
 import { parseClientFrame } from './session/gateway/client-frame';
+import { errorMessage } from './harness/runtime/error-message';
 
 /** A running server and the address it listens on. */
 export interface RunningHarness {
@@ -102,7 +103,7 @@ function closeOnSignals(harness: RunningHarness): void {
     harness.close().then(
       () => process.exit(0),
       (error: unknown) => {
-        console.error(`shutdown failed: ${error instanceof Error ? error.message : String(error)}`);
+        console.error(`shutdown failed: ${errorMessage(error)}`);
         process.exit(1);
       },
     );
@@ -113,7 +114,7 @@ function closeOnSignals(harness: RunningHarness): void {
 
 if (require.main === module) {
   main().catch((error: unknown) => {
-    console.error(error instanceof Error ? error.message : String(error));
+    console.error(errorMessage(error));
     process.exit(1);
   });
 }

@@ -11,6 +11,7 @@ import { toolResultMessage, type AgentExecutionContext } from './agent-execution
 import type { BackgroundTaskManager, BackgroundTaskResult } from '../runtime/background-task-manager';
 import { ToolCallAccumulator } from './tool-call-accumulator';
 import { answerEveryToolCall } from '../llm/tool-call-sequence';
+import { errorMessage } from '../runtime/error-message';
 
 /** Where a run's new messages are stored, as they happen. */
 export interface AgentRunPersistence {
@@ -442,8 +443,4 @@ function addUsage(total: ChatUsage | null, round: ChatUsage | null): ChatUsage |
 
 function withUsage(outcome: AgentRunOutcome, usage: ChatUsage | null): AgentRunOutcome {
   return usage === null ? outcome : { ...outcome, usage };
-}
-
-function errorMessage(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

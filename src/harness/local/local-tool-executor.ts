@@ -1,6 +1,7 @@
 import type { ApprovalRegistry } from './approval-registry';
 import { LocalToolTimeoutError } from './local-errors';
 import type { LocalToolSessionRegistry } from './local-tool-session-registry';
+import { errorMessage } from '../runtime/error-message';
 
 export interface LocalToolExecutorOptions {
   /** How long to wait for the desktop's answer, approval time included (default 5 minutes). */
@@ -63,5 +64,5 @@ export class LocalToolExecutor {
 }
 
 function errorResult(error: unknown): string {
-  return JSON.stringify({ error: error instanceof Error ? error.message : String(error) });
+  return JSON.stringify({ error: errorMessage(error) });
 }

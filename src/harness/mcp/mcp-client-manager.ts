@@ -11,6 +11,7 @@ import { connectionLostReason, createMcpHttpTransport } from './mcp-http-transpo
 import { McpRequestStoppedError, withRequestDeadline } from './mcp-request-deadline';
 import { MAX_TIMER_MS, type McpServerConfig } from './mcp-server-config';
 import type { McpToolRef } from './mcp-tool-ref';
+import { errorMessage } from '../runtime/error-message';
 
 /**
  * Defaults for every server; a server's own `callTimeoutMs`, `connectTimeoutMs` and
@@ -227,7 +228,7 @@ export class McpClientManager {
       ({ client } = await untilCancelled(connection, signal));
     } catch (error) {
       if (error instanceof McpRequestStoppedError) return callCancelled(toolName, server.name, error.callerReason);
-      return callFailed(error instanceof Error ? error.message : String(error));
+      return callFailed(errorMessage(error));
     }
     const { callMs, maxTotalMs } = this.timeouts(server);
     let progressed = false;

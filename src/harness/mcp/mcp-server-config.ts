@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describeType, isPlainObject } from '../tool/tool-arguments';
 import { McpConfigError } from './mcp-errors';
+import { errorMessage } from '../runtime/error-message';
 
 /**
  * One MCP server the harness may connect to, as listed in the file named by
@@ -88,13 +89,13 @@ export function loadMcpConfigFile(path: string): McpServerConfig[] {
   try {
     text = readFileSync(path, 'utf8');
   } catch (error) {
-    throw new McpConfigError(`Cannot read MCP config file ${path}: ${messageOf(error)}`, null);
+    throw new McpConfigError(`Cannot read MCP config file ${path}: ${errorMessage(error)}`, null);
   }
   let json: unknown;
   try {
     json = JSON.parse(text);
   } catch (error) {
-    throw new McpConfigError(`MCP config file ${path} is not valid JSON: ${messageOf(error)}`, null);
+    throw new McpConfigError(`MCP config file ${path} is not valid JSON: ${errorMessage(error)}`, null);
   }
   try {
     return parseMcpConfig(json);
@@ -200,8 +201,4 @@ function show(value: unknown): string {
   if (typeof value === 'string') return JSON.stringify(value);
   if (typeof value === 'number' || typeof value === 'boolean') return String(value);
   return describeType(value);
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

@@ -1,3 +1,5 @@
+import { errorMessage } from './error-message';
+
 /** A finished background job whose result the model has not seen yet. */
 export interface BackgroundTaskResult {
   taskId: string;
@@ -27,7 +29,7 @@ export class BackgroundTaskManager {
     work
       .then(
         (result) => result,
-        (error: unknown) => JSON.stringify({ error: error instanceof Error ? error.message : String(error) }),
+        (error: unknown) => JSON.stringify({ error: errorMessage(error) }),
       )
       .then((result) => {
         if (!this.running.delete(taskId)) return; // the session was cancelled meanwhile

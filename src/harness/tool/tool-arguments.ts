@@ -1,3 +1,5 @@
+import { errorMessage } from '../runtime/error-message';
+
 /**
  * Parsing of a tool call's `argumentsJson` and typed readers for its fields. Every failure is a
  * value carrying a message that names the problem, so a tool can hand it straight back to the
@@ -23,7 +25,7 @@ export function parseToolArguments(argumentsJson: string): ParsedToolArguments {
   try {
     value = JSON.parse(argumentsJson);
   } catch (error) {
-    const reason = error instanceof Error ? error.message : String(error);
+    const reason = errorMessage(error);
     return { ok: false, error: `arguments are not valid JSON: ${reason}` };
   }
   if (!isPlainObject(value)) {

@@ -13,6 +13,7 @@ import { UnknownToolError } from './tool-errors';
 import type { ToolInvocation } from './tool-invocation';
 import type { ToolRegistry } from './tool-registry';
 import { normalizeToolResult, type ToolResult } from './tool-result';
+import { errorMessage } from '../runtime/error-message';
 
 /**
  * Tool names with this prefix are MCP tools (`mcp__<server>__<tool>`).
@@ -162,7 +163,7 @@ export class ToolDispatcher {
           );
       return normalizeToolResult(invocation.callId, toContent(raw), elapsed(started, this.now()));
     } catch (error) {
-      const message = error instanceof Error ? error.message : String(error);
+      const message = errorMessage(error);
       const result: ToolResult = {
         callId: invocation.callId,
         status: 'error',
@@ -370,7 +371,7 @@ export class ToolDispatcher {
       return JSON.stringify({ answers: await answer });
     } catch (error) {
       sessions.sendToSession(sessionId, 'ask_user_questions_cancelled', { requestId });
-      const message = error instanceof Error ? error.message : String(error);
+      const message = errorMessage(error);
       return JSON.stringify({ error: `The questions were not answered: ${message}` });
     } finally {
       delivery.release();

@@ -1,5 +1,6 @@
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
+import { errorMessage } from '../runtime/error-message';
 
 /** Outcome of `resolveInWorkspace`. */
 export type WorkspacePathResult =
@@ -60,7 +61,7 @@ export async function resolveInWorkspace(
     real = await resolveExisting(lexical, 0);
   } catch (error) {
     if (error instanceof SymlinkLoopError) return { ok: false, error: `path '${relativePath}' has a symlink loop` };
-    const reason = error instanceof Error ? error.message : String(error);
+    const reason = errorMessage(error);
     return { ok: false, error: `cannot resolve path '${relativePath}': ${reason}` };
   }
   if (!isInside(root, real)) {

@@ -1,4 +1,5 @@
 import type { Statement } from 'better-sqlite3';
+import { isPlainObject } from '../../harness/tool/tool-arguments';
 import type { HarnessDatabase } from './harness-database';
 import { InvalidRecordError } from './persistence-errors';
 
@@ -137,8 +138,4 @@ function readMetadata(json: string): Record<string, unknown> {
   } catch {
     return {};
   }
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -16,6 +16,7 @@ import type { StreamingWsRegistry } from '../ws/streaming-ws-registry';
 import { createErrorEvent } from '../ws/ws-event';
 import { WsStreamingEventListener } from '../ws/ws-streaming-event-listener';
 import type { SessionToolProvider } from '../service/session-tool-provider';
+import { errorMessage } from '../../harness/runtime/error-message';
 
 /** Where the run service reports: each run's end, and the failures it survives. */
 export interface RunServiceLogger {
@@ -86,7 +87,7 @@ export class RunService {
     run.done = ExecutionScope.run(executionId, () => this.execute(session, run))
       .catch((error: unknown) => {
         this.logger.error(`run ${executionId} failed: ${describe(error)}`);
-        this.endRun(executionId, 'error', error instanceof Error ? error.message : String(error));
+        this.endRun(executionId, 'error', errorMessage(error));
       })
       .finally(() => {
         if (this.active.get(session.id) === run) this.active.delete(session.id);

@@ -3,6 +3,7 @@ import { Logger } from '@nestjs/common';
 import type { ClientConnection, ClientConnections } from '../../harness/local/client-connections';
 import type { ClientEvent } from '../../harness/local/client-event';
 import type { WsEvent } from './ws-event';
+import { errorMessage } from '../../harness/runtime/error-message';
 
 /**
  * The part of a WebSocket the registry needs (the `ws` package's `WebSocket` fits). Only
@@ -129,7 +130,7 @@ export class StreamingWsRegistry implements ClientConnections {
       try {
         listener(registration.id);
       } catch (error) {
-        this.logger.warn(`a listener failed on the close of connection ${registration.id}: ${error instanceof Error ? error.message : String(error)}`);
+        this.logger.warn(`a listener failed on the close of connection ${registration.id}: ${errorMessage(error)}`);
       }
     }
   }

@@ -5,6 +5,7 @@ import { normalizeToolResult, type ToolResultMeta } from '../../harness/tool/too
 import { describeToolActivity } from '../persistence/activity-describer';
 import type { StreamingWsRegistry } from './streaming-ws-registry';
 import { createWsEvent, type WsEventType } from './ws-event';
+import { errorMessage } from '../../harness/runtime/error-message';
 
 /** What the listener hands to the store for each tool result. */
 export interface ToolActivityInput {
@@ -191,7 +192,7 @@ export class WsStreamingEventListener implements AgentEventListener {
       });
       this.emit('activity', { id, type: activity.type, target: activity.target, summary: activity.summary, status });
     } catch (error) {
-      this.options.logger?.warn(`activity for tool call ${toolCallId} was not recorded: ${describe(error)}`);
+      this.options.logger?.warn(`activity for tool call ${toolCallId} was not recorded: ${errorMessage(error)}`);
     }
   }
 
@@ -200,7 +201,7 @@ export class WsStreamingEventListener implements AgentEventListener {
       const event = createWsEvent(type, this.options.sessionId, { ...data, executionId: this.options.executionId }, this.now);
       this.options.registry.sendToUser(this.options.userId, event);
     } catch (error) {
-      this.options.logger?.warn(`event ${type} was not sent: ${describe(error)}`);
+      this.options.logger?.warn(`event ${type} was not sent: ${errorMessage(error)}`);
     }
   }
 }
@@ -223,8 +224,4 @@ function auditDetails(meta: ToolResultMeta | undefined): Record<string, unknown>
   if (meta?.durationMs !== undefined) details.durationMs = meta.durationMs;
   if (meta?.errorMessage !== undefined) details.errorMessage = meta.errorMessage;
   return details;
-}
-
-function describe(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

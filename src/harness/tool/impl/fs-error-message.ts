@@ -1,4 +1,4 @@
-import { messageOf } from './json-result';
+import { errorMessage } from '../../runtime/error-message';
 
 /**
  * A file-system failure phrased for the model, naming the workspace-relative path rather than
@@ -18,7 +18,7 @@ export function describeFsError(error: unknown, relativePath: string): string {
     case 'EEXIST':
       return `'${relativePath}' already exists and is in the way`;
     default:
-      return `cannot access '${relativePath}': ${stripAbsolutePaths(messageOf(error))}`;
+      return `cannot access '${relativePath}': ${stripAbsolutePaths(errorMessage(error))}`;
   }
 }
 

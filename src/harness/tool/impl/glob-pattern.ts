@@ -1,6 +1,7 @@
 import { RE2JS } from 're2js';
 
 import type { ArgumentResult } from '../tool-arguments';
+import { errorMessage } from '../../runtime/error-message';
 
 /** A compiled glob: `test` answers whether a whole relative path matches, in linear time. */
 export interface GlobMatcher {
@@ -76,7 +77,7 @@ export function compileGlob(pattern: string): ArgumentResult<GlobMatcher> {
   try {
     compiled = RE2JS.compile(source, RE2JS.DOTALL);
   } catch (error) {
-    return { ok: false, error: `glob pattern '${pattern}' cannot be used: ${error instanceof Error ? error.message : String(error)}` };
+    return { ok: false, error: `glob pattern '${pattern}' cannot be used: ${errorMessage(error)}` };
   }
   return { ok: true, value: { test: (relativePath) => compiled.matches(relativePath), literalDirectory: literalDirectoryOf(glob) } };
 }

@@ -12,7 +12,8 @@ import { looksBinary } from './binary-content';
 import { describeFsError } from './fs-error-message';
 import { compileGlob, type GlobMatcher } from './glob-pattern';
 import { GREP_WORKER_MAX_HEAP_MB, GrepLineMatcher } from './grep-worker';
-import { errorResult, jsonResult, messageOf } from './json-result';
+import { errorMessage } from '../../runtime/error-message';
+import { errorResult, jsonResult } from './json-result';
 import { readAtMost } from './regular-file';
 import { DEFAULT_MAX_WALK_ENTRIES, type WalkedFile, WorkspaceFileWalk } from './workspace-file-walk';
 import { WorkspaceTool } from './workspace-tool';
@@ -178,7 +179,7 @@ export class GrepTool extends WorkspaceTool {
     try {
       regex = RE2JS.compile(pattern.value, flags);
     } catch (error) {
-      return errorResult(`invalid regular expression '${pattern.value}': ${messageOf(error)}`);
+      return errorResult(`invalid regular expression '${pattern.value}': ${errorMessage(error)}`);
     }
     const programSize = regex.programSize();
     if (programSize > MAX_PROGRAM_SIZE) {

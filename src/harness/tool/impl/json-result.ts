@@ -7,8 +7,3 @@ export function errorResult(message: string): string {
 export function jsonResult(value: Record<string, unknown>): string {
   return JSON.stringify(value);
 }
-
-/** The message of anything thrown, for wrapping an unexpected failure into an error result. */
-export function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}

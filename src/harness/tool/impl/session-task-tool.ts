@@ -1,6 +1,7 @@
 import { BaseTool } from '../tool';
 import { optionalString, parseToolArguments, type ArgumentResult } from '../tool-arguments';
-import { errorResult, messageOf } from './json-result';
+import { errorMessage } from '../../runtime/error-message';
+import { errorResult } from './json-result';
 import { TASK_STATUSES, type TaskStatus, type TaskStore } from './task-store';
 
 /** JSON Schema of a `TaskItem` as the task tools return it. */
@@ -38,7 +39,7 @@ export abstract class SessionTaskTool extends BaseTool {
     try {
       return this.run(parsed.args, sessionId);
     } catch (error) {
-      return errorResult(`${this.getName()} failed: ${messageOf(error)}`);
+      return errorResult(`${this.getName()} failed: ${errorMessage(error)}`);
     }
   }
 

@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 
-import { messageOf } from './json-result';
+import { errorMessage } from '../../runtime/error-message';
 import { DEFAULT_SHELL_PATH } from './shell-environment';
 
 /** `HARNESS_SHELL_ISOLATION`: how `shell` commands are confined. */
@@ -214,7 +214,7 @@ export function probeNamespaceIsolationSync(unshare = findUnshare(), runsAsRoot 
       stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
       timeout: PROBE_TIMEOUT_MS,
     });
-    if (result.error) return { ok: false, error: `could not start ${unshare}: ${messageOf(result.error)}` };
+    if (result.error) return { ok: false, error: `could not start ${unshare}: ${errorMessage(result.error)}` };
     const text = (index: number) => (result.output[index] as Buffer | null)?.toString('utf8') ?? '';
     return probeVerdict(result.status, text(1), text(2), text(3), setup.expectedUid);
   } finally {
@@ -232,7 +232,7 @@ function probeNamespaceIsolation(unshare: string, dropTo: UnprivilegedUser | nul
   try {
     setup = probeSetup(unshare, dropTo, hiddenPaths);
   } catch (error) {
-    return Promise.resolve({ ok: false, error: `could not prepare the probe: ${messageOf(error)}` });
+    return Promise.resolve({ ok: false, error: `could not prepare the probe: ${errorMessage(error)}` });
   }
   return new Promise<ShellIsolationProbe>((resolve) => {
     const child = spawn(setup.launch.file, setup.launch.args, {
@@ -255,7 +255,7 @@ function probeNamespaceIsolation(unshare: string, dropTo: UnprivilegedUser | nul
     timer.unref();
     child.on('error', (error) => {
       clearTimeout(timer);
-      resolve({ ok: false, error: `could not start ${unshare}: ${messageOf(error)}` });
+      resolve({ ok: false, error: `could not start ${unshare}: ${errorMessage(error)}` });
     });
     child.on('close', (code) => {
       clearTimeout(timer);

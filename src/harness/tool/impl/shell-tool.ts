@@ -7,7 +7,8 @@ import { BaseTool } from '../tool';
 import { ToolCallContext } from '../tool-call-context';
 import { optionalBoolean, optionalInteger, parseToolArguments, requireString } from '../tool-arguments';
 import { resolveInWorkspace } from '../workspace-path';
-import { errorResult, jsonResult, messageOf } from './json-result';
+import { errorMessage } from '../../runtime/error-message';
+import { errorResult, jsonResult } from './json-result';
 import { shellEnvironment } from './shell-environment';
 import { ShellIsolation, type ShellLaunch } from './shell-isolation';
 
@@ -146,7 +147,7 @@ export class ShellTool extends BaseTool {
     try {
       return await this.runCommand(argumentsJson, sessionId, userId, workspace);
     } catch (error) {
-      return errorResult(`shell failed: ${messageOf(error)}`);
+      return errorResult(`shell failed: ${errorMessage(error)}`);
     }
   }
 
@@ -269,7 +270,7 @@ export class ShellTool extends BaseTool {
         grace.unref();
         child.on('close', () => clearTimeout(grace));
       });
-      child.on('error', (error) => settle(errorResult(`could not start ${launch.file}: ${messageOf(error)}`)));
+      child.on('error', (error) => settle(errorResult(`could not start ${launch.file}: ${errorMessage(error)}`)));
       child.on('close', (code, signal) => {
         if (stoppedBy === 'signal') return settle(errorResult(cancelledError(stop)));
         const timedOut = stoppedBy === 'timeout';

@@ -1,6 +1,7 @@
 import { BaseTool } from '../tool';
 import { parseToolArguments } from '../tool-arguments';
-import { errorResult, messageOf } from './json-result';
+import { errorMessage } from '../../runtime/error-message';
+import { errorResult } from './json-result';
 
 /**
  * Base of the built-in tools that work on files of the session workspace. It settles what they
@@ -20,7 +21,7 @@ export abstract class WorkspaceTool extends BaseTool {
     try {
       return await this.run(parsed.args, workspace);
     } catch (error) {
-      return errorResult(`${this.getName()} failed: ${messageOf(error)}`);
+      return errorResult(`${this.getName()} failed: ${errorMessage(error)}`);
     }
   }
 
