@@ -7,7 +7,7 @@
  *   harness/core (loop) → harness/tool (contract + dispatcher) → harness/mcp, harness/local,
  *   harness/tool/impl → harness/llm, harness/runtime (leaf)
  */
-const HARNESS_CONTRACT = '^src/harness/tool/(tool|tool-descriptor|tool-invocation|tool-result|tool-call-context|tool-arguments|tool-errors)[.]ts$';
+const HARNESS_CONTRACT = '^src/harness/tool/(tool|tool-descriptor|tool-invocation|tool-result|tool-output|attachment-store|tool-call-context|tool-arguments|tool-errors)[.]ts$';
 
 module.exports = {
   forbidden: [

@@ -5,7 +5,9 @@ import type { SlowServerEvent } from '../src/demo/mcp-slow-server';
 import { McpClientManager } from '../src/harness/mcp/mcp-client-manager';
 import type { McpServerConfig } from '../src/harness/mcp/mcp-server-config';
 import { McpToolAdapter } from '../src/harness/mcp/mcp-tool-adapter';
+import { asToolOutput, outputText } from '../src/harness/mcp/testing/tool-output-text';
 import { ToolCallContext, type ToolCallProgress } from '../src/harness/tool/tool-call-context';
+import type { ToolOutput } from '../src/harness/tool/tool-output';
 import {
   readSlowServerRecord,
   requireBuiltSlowMcpServer,
@@ -57,10 +59,21 @@ function runCall(
   sessionId: number,
   args: Record<string, unknown>,
   scope: { signal?: AbortSignal; onProgress?: (progress: ToolCallProgress) => void } = {},
-): Promise<string> {
+): Promise<ToolOutput> {
   return ToolCallContext.runScope({ callId: `call_${nextLabel++}`, ...scope }, async () =>
-    adapter.execute(JSON.stringify(args), sessionId, USER, WORKSPACE),
+    asToolOutput(await adapter.execute(JSON.stringify(args), sessionId, USER, WORKSPACE)),
   );
+}
+
+/**
+ * A call that got no result: an `isError` output whose text is the JSON error object the model
+ * has always read, and whose `errorMessage` is its message. Returns the object.
+ */
+function failure(output: ToolOutput): { error: string } {
+  expect(output.isError).toBe(true);
+  const answer = JSON.parse(outputText(output)) as { error: string };
+  expect(output.errorMessage).toBe(answer.error);
+  return answer;
 }
 
 async function waitFor<T>(find: () => T | undefined, description: string, timeoutMs = 5_000): Promise<T> {
@@ -134,8 +147,8 @@ describe.each([stdioCase(), httpCase()])('an MCP tool call over $name', (transpo
     manager = new McpClientManager(await transport.setUp(recordFile), { callTimeoutMs: MANAGER_CALL_TIMEOUT_MS, connectTimeoutMs: 10_000 });
     work = tool(manager, 1, 'work');
     // Connect first, so that the durations below are those of the calls alone.
-    await expect(runCall(tool(manager, 1, 'pid'), SESSION, {})).resolves.toMatch(/^\d+$/);
-    await expect(runCall(tool(manager, 2, 'pid'), SESSION, {})).resolves.toMatch(/^\d+$/);
+    expect(outputText(await runCall(tool(manager, 1, 'pid'), SESSION, {}))).toMatch(/^\d+$/);
+    expect(outputText(await runCall(tool(manager, 2, 'pid'), SESSION, {}))).toMatch(/^\d+$/);
   });
 
   afterAll(async () => {
@@ -156,7 +169,7 @@ describe.each([stdioCase(), httpCase()])('an MCP tool call over $name', (transpo
       const answeredAt = Date.now();
 
       expect(answeredAt - abortedAt).toBeLessThan(500);
-      expect(JSON.parse(answer)).toEqual({ error: "MCP tool call cancelled before 'work' on MCP server 'slow' answered" });
+      expect(failure(answer)).toEqual({ error: "MCP tool call cancelled before 'work' on MCP server 'slow' answered" });
       const cancelled = await waitFor(
         () => recorded(recordFile, 'cancelled', (event) => event.requestId === requestId),
         'notifications/cancelled for the request',
@@ -168,7 +181,7 @@ describe.each([stdioCase(), httpCase()])('an MCP tool call over $name', (transpo
     });
 
     it('keeps the connection for the next call', async () => {
-      await expect(runCall(work, SESSION, { ms: 10 })).resolves.toBe('worked 10 ms');
+      expect(outputText(await runCall(work, SESSION, { ms: 10 }))).toBe('worked 10 ms');
     });
   });
 
@@ -177,7 +190,7 @@ describe.each([stdioCase(), httpCase()])('an MCP tool call over $name', (transpo
       const label = uniqueLabel();
       const answer = await runCall(work, SESSION, { ms: 10, label }, { signal: AbortSignal.abort(new Error('the user stopped the run')) });
 
-      expect(JSON.parse(answer)).toEqual({
+      expect(failure(answer)).toEqual({
         error: "MCP tool call cancelled before 'work' on MCP server 'slow' answered (the user stopped the run)",
       });
       await new Promise<void>((resolve) => setTimeout(resolve, 100));
@@ -192,7 +205,7 @@ describe.each([stdioCase(), httpCase()])('an MCP tool call over $name', (transpo
 
       const answer = await runCall(work, SESSION, { ms: 3 * CALL_TIMEOUT_MS, progressEveryMs: 200 }, { onProgress: (report) => reports.push(report) });
 
-      expect(answer).toBe('worked 3000 ms');
+      expect(outputText(answer)).toBe('worked 3000 ms');
       expect(Date.now() - startedAt).toBeGreaterThanOrEqual(3 * CALL_TIMEOUT_MS);
       expect(reports.length).toBeGreaterThanOrEqual(10);
       expect(reports[0]).toEqual({ progress: expect.any(Number), total: 3000, message: expect.stringMatching(/^worked \d+ of 3000 ms$/) });
@@ -207,7 +220,7 @@ describe.each([stdioCase(), httpCase()])('an MCP tool call over $name', (transpo
       const answer = await runCall(tool(manager, 2, 'work'), SESSION, { ms: 10_000, progressEveryMs: 200, label });
       const elapsed = Date.now() - startedAt;
 
-      expect(JSON.parse(answer)).toEqual({
+      expect(failure(answer)).toEqual({
         error: `MCP tool call failed: 'work' on MCP server 'capped' did not finish within its maximum of ${MAX_TOTAL_TIMEOUT_MS} ms`,
       });
       expect(elapsed).toBeGreaterThanOrEqual(MAX_TOTAL_TIMEOUT_MS - 50);
@@ -226,7 +239,7 @@ describe.each([stdioCase(), httpCase()])('an MCP tool call over $name', (transpo
         runCall(work, session, { ms: 1_200, progressEveryMs: 100 }, { onProgress: (report) => second.push(report) }),
       ]);
 
-      expect(answers).toEqual(['worked 1000 ms', 'worked 1200 ms']);
+      expect(answers.map(outputText)).toEqual(['worked 1000 ms', 'worked 1200 ms']);
       expect(first.length).toBeGreaterThan(3);
       expect(second.length).toBeGreaterThan(3);
       expect(first.every((report) => report.total === 1_000)).toBe(true);
@@ -242,7 +255,7 @@ describe.each([stdioCase(), httpCase()])('an MCP tool call over $name', (transpo
       const answer = await runCall(work, SESSION, { ms: 3 * CALL_TIMEOUT_MS, label });
       const elapsed = Date.now() - startedAt;
 
-      expect(JSON.parse(answer)).toEqual({ error: `MCP tool call failed: 'work' on MCP server 'slow' did not answer within ${CALL_TIMEOUT_MS} ms` });
+      expect(failure(answer)).toEqual({ error: `MCP tool call failed: 'work' on MCP server 'slow' did not answer within ${CALL_TIMEOUT_MS} ms` });
       expect(elapsed).toBeGreaterThanOrEqual(CALL_TIMEOUT_MS - 50);
       expect(elapsed).toBeLessThan(CALL_TIMEOUT_MS + 500);
       const { requestId } = await started(recordFile, label);
@@ -252,7 +265,7 @@ describe.each([stdioCase(), httpCase()])('an MCP tool call over $name', (transpo
 
   describe('outside a tool call scope (the legacy path)', () => {
     it('runs the call as before', async () => {
-      await expect(Promise.resolve(work.execute(JSON.stringify({ ms: 10 }), SESSION, USER, WORKSPACE))).resolves.toBe('worked 10 ms');
+      expect(outputText(await work.execute(JSON.stringify({ ms: 10 }), SESSION, USER, WORKSPACE))).toBe('worked 10 ms');
     });
   });
 });
@@ -285,10 +298,10 @@ describe('an MCP tool call whose Streamable HTTP server dies mid-call', () => {
     const answer = await call;
 
     expect(Date.now() - killedAt).toBeLessThan(2_000);
-    expect(JSON.parse(answer).error).toMatch(/^MCP tool call failed: lost the connection to MCP server 'web' before 'work' answered \(.+\)$/);
+    expect(failure(answer).error).toMatch(/^MCP tool call failed: lost the connection to MCP server 'web' before 'work' answered \(.+\)$/);
 
     server = await startSlowMcpHttpServer(recordFile, server.port);
-    await expect(runCall(tool(manager, 1, 'pid'), SESSION, {})).resolves.toBe(String(server.child.pid));
-    await expect(runCall(tool(manager, 1, 'work'), SESSION, { ms: 10 })).resolves.toBe('worked 10 ms');
+    expect(outputText(await runCall(tool(manager, 1, 'pid'), SESSION, {}))).toBe(String(server.child.pid));
+    expect(outputText(await runCall(tool(manager, 1, 'work'), SESSION, { ms: 10 }))).toBe('worked 10 ms');
   });
 });

@@ -61,7 +61,8 @@ describe('a client that stops reading', () => {
 
   beforeEach(async () => {
     bulkOutput = new BulkOutputTool();
-    t = await startTestHarness({ tools: [bulkOutput] });
+    // Results of a megabyte each reach the clients whole: the output budget is raised past them.
+    t = await startTestHarness({ tools: [bulkOutput], env: { HARNESS_TOOL_OUTPUT_MAX_CHARS: String(4 * 1024 * 1024) } });
     queues = watchServerSendQueues();
   });
 

@@ -3,6 +3,7 @@ import * as path from 'node:path';
 import { createLlmModelConfigFromEnv, type LlmProtocol } from '../harness/llm/llm-adapter-facade';
 import { DEFAULT_LLM_LIMITS } from '../harness/llm/llm-limits';
 import { MAX_TIMER_MS } from '../harness/mcp/mcp-server-config';
+import { DEFAULT_TOOL_OUTPUT_BUDGET } from '../harness/tool/tool-output-result';
 import { SHELL_ISOLATION_MODES, type ShellIsolationMode } from '../harness/tool/impl/shell-isolation';
 
 /** Everything the server reads from its environment (interface.md, "Process and configuration"). */
@@ -20,6 +21,8 @@ export interface HarnessConfig {
   mcpIdleTimeoutMs: number;
   /** `HARNESS_MCP_CALL_TIMEOUT_MS`: an MCP call with no answer and no progress for this long fails. */
   mcpCallTimeoutMs: number;
+  /** What one tool result may show the model (`HARNESS_TOOL_OUTPUT_MAX_CHARS`, `HARNESS_TOOL_ERROR_MAX_CHARS`, `HARNESS_TOOL_IMAGE_MAX_BYTES`). */
+  toolOutput: { maxChars: number; maxErrorChars: number; maxImageBytes: number };
   /** `HARNESS_TOOL_TIMEOUT_MS`: the longest any tool call may take before it is stopped. */
   toolTimeoutMs: number;
   /** `HARNESS_WS_SEND_BUFFER_BYTES`: most bytes held unsent for one WebSocket connection. */
@@ -71,6 +74,11 @@ export function loadHarnessConfig(env: NodeJS.ProcessEnv = process.env): Harness
     mcpConfigPath: nonEmpty(env.HARNESS_MCP_CONFIG),
     mcpIdleTimeoutMs: readMilliseconds('HARNESS_MCP_IDLE_TIMEOUT_MS', env.HARNESS_MCP_IDLE_TIMEOUT_MS, 600_000),
     mcpCallTimeoutMs: readTimerMilliseconds('HARNESS_MCP_CALL_TIMEOUT_MS', env.HARNESS_MCP_CALL_TIMEOUT_MS, 60_000),
+    toolOutput: {
+      maxChars: readWholeNumber('HARNESS_TOOL_OUTPUT_MAX_CHARS', env.HARNESS_TOOL_OUTPUT_MAX_CHARS, DEFAULT_TOOL_OUTPUT_BUDGET.maxChars, 'characters', 100),
+      maxErrorChars: readWholeNumber('HARNESS_TOOL_ERROR_MAX_CHARS', env.HARNESS_TOOL_ERROR_MAX_CHARS, DEFAULT_TOOL_OUTPUT_BUDGET.maxErrorChars, 'characters', 100),
+      maxImageBytes: readWholeNumber('HARNESS_TOOL_IMAGE_MAX_BYTES', env.HARNESS_TOOL_IMAGE_MAX_BYTES, DEFAULT_TOOL_OUTPUT_BUDGET.maxImageBytes, 'bytes', 0),
+    },
     toolTimeoutMs: readTimerMilliseconds('HARNESS_TOOL_TIMEOUT_MS', env.HARNESS_TOOL_TIMEOUT_MS, 3_600_000),
     // Unset: the registry's own default (8 MiB).
     wsSendBufferBytes: nonEmpty(env.HARNESS_WS_SEND_BUFFER_BYTES) === null ? null : readWholeNumber('HARNESS_WS_SEND_BUFFER_BYTES', env.HARNESS_WS_SEND_BUFFER_BYTES, 0, 'bytes', 1),

@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import WebSocket from 'ws';
 import { loadHarnessConfig } from '../config/harness-config';
 import { startHarness, type RunningHarness } from '../main';
-import { DEMO_CLOUD, DEMO_LOCAL, DEMO_RESTRICTED, demoScenario } from './demo-scenario';
+import { DEMO_CLOUD, DEMO_CONTENT, DEMO_LOCAL, DEMO_RESTRICTED, demoScenario } from './demo-scenario';
 
 /**
  * `npm run demo`: the whole backend in one process on a free port, with a throw-away database and
@@ -25,6 +25,10 @@ interface ResultRow {
   tool: string;
   status: string;
   summary: string;
+  /** What the model read, in characters (a long result is cut to its budget). */
+  modelChars: number;
+  /** Stored binary parts: an image, the whole text of a budgeted result. */
+  attachments: string;
 }
 
 async function main(): Promise<number> {
@@ -32,7 +36,12 @@ async function main(): Promise<number> {
   const mcpConfig = path.join(scratch, 'mcp.json');
   fs.writeFileSync(
     mcpConfig,
-    JSON.stringify({ servers: [{ id: 1, name: 'demo', type: 'stdio', command: process.execPath, args: [path.join(__dirname, 'mcp-demo-server.js')] }] }),
+    JSON.stringify({
+      servers: [
+        { id: 1, name: 'demo', type: 'stdio', command: process.execPath, args: [path.join(__dirname, 'mcp-demo-server.js')] },
+        { id: 2, name: 'content', type: 'stdio', command: process.execPath, args: [path.join(__dirname, 'mcp-content-server.js')] },
+      ],
+    }),
   );
   const config = loadHarnessConfig({
     HOST: '127.0.0.1',
@@ -55,6 +64,7 @@ async function main(): Promise<number> {
       ['cloud', { executionMode: 'CLOUD', permissionLevel: 'FULL', mcpServers: [1] }, DEMO_CLOUD],
       ['restricted', { executionMode: 'CLOUD', permissionLevel: 'FULL', tools: ['read_file', 'glob'] }, DEMO_RESTRICTED],
       ['local', { executionMode: 'LOCAL', permissionLevel: 'READ_WRITE' }, DEMO_LOCAL],
+      ['content', { executionMode: 'CLOUD', permissionLevel: 'FULL', mcpServers: [2] }, DEMO_CONTENT],
     ];
     const activities: Array<Record<string, unknown>> = [];
     for (const [label, body, message] of runs) {
@@ -69,7 +79,10 @@ async function main(): Promise<number> {
       }
     }
     console.log('\nTool call results (as WebSocket clients see them)');
-    printTable(['session', 'tool', 'status', 'summary'], rows.map((row) => [row.session, row.tool, row.status, row.summary]));
+    printTable(
+      ['session', 'tool', 'status', 'summary', 'model read', 'attachments'],
+      rows.map((row) => [row.session, row.tool, row.status, row.summary, `${row.modelChars} chars`, row.attachments]),
+    );
     console.log('\nActivities (GET /api/sessions/:id/activities)');
     printTable(
       ['session', 'tool', 'status', 'target', 'durationMs'],
@@ -137,7 +150,14 @@ async function runSession(
     const onEvent = (event: WsEvent) => {
       if (event.sessionId !== sessionId || event.data.executionId !== executionId) return;
       if (event.type === 'tool_call_result') {
-        results.push({ tool: String(event.data.tool_name), status: String(event.data.status), summary: String(event.data.summary ?? '') });
+        const attachments = (event.data.attachments as Array<{ mediaType: string; bytes: number }> | undefined) ?? [];
+        results.push({
+          tool: String(event.data.tool_name),
+          status: String(event.data.status),
+          summary: String(event.data.summary ?? ''),
+          modelChars: String(event.data.result ?? '').length,
+          attachments: attachments.map((a) => `${a.mediaType.split(';')[0]} ${a.bytes} B`).join(', '),
+        });
       } else if (event.type === 'message_end') {
         finish(null);
       } else if (event.type === 'error') {

@@ -25,6 +25,7 @@ import { shellEnvironment } from './tool/impl/shell-environment';
 import { shellHiddenPaths } from './tool/impl/shell-hidden-paths';
 import { ShellIsolation } from './tool/impl/shell-isolation';
 import type { TaskStore } from './tool/impl/task-store';
+import type { AttachmentStore } from './tool/attachment-store';
 import { ToolDispatcher, type PermissionLevelLookup } from './tool/tool-dispatcher';
 import { ToolRegistry } from './tool/tool-registry';
 
@@ -40,12 +41,14 @@ export const TASK_STORE = Symbol('TaskStore');
 export const CLIENT_CONNECTIONS = Symbol('ClientConnections');
 /** Token the host provides: how the dispatcher reads a session's current permission level (a `PermissionLevelLookup`). */
 export const PERMISSION_LEVEL_LOOKUP = Symbol('PermissionLevelLookup');
+/** Token the host provides: where binary parts of tool results are kept, by id (an `AttachmentStore`). */
+export const ATTACHMENT_STORE = Symbol('AttachmentStore');
 
 /** What `HarnessModule.forRoot` needs from its host. */
 export interface HarnessModuleOptions {
   /**
-   * Modules that export `TASK_STORE`, `PERMISSION_LEVEL_LOOKUP` and `CLIENT_CONNECTIONS` (the
-   * server's: `PersistenceModule` and `StreamingWsModule`).
+   * Modules that export `TASK_STORE`, `PERMISSION_LEVEL_LOOKUP`, `ATTACHMENT_STORE` and
+   * `CLIENT_CONNECTIONS` (the server's: `PersistenceModule` and `StreamingWsModule`).
    */
   imports: NonNullable<ModuleMetadata['imports']>;
 }
@@ -145,6 +148,7 @@ function harnessProviders(): Provider[] {
         dangerAssessor: DangerAssessor,
         permissionLookup: PermissionLevelLookup,
         backgroundTasks: BackgroundTaskManager,
+        attachments: AttachmentStore,
       ) =>
         new ToolDispatcher({
           registry,
@@ -155,8 +159,20 @@ function harnessProviders(): Provider[] {
           permissionLookup,
           backgroundTasks,
           callTimeoutMs: config.toolTimeoutMs,
+          attachments,
+          outputBudget: config.toolOutput,
         }),
-      inject: [HARNESS_CONFIG, ToolRegistry, LocalToolExecutor, LocalToolSessionRegistry, AskUserQuestionsRegistry, DangerAssessor, PERMISSION_LEVEL_LOOKUP, BackgroundTaskManager],
+      inject: [
+        HARNESS_CONFIG,
+        ToolRegistry,
+        LocalToolExecutor,
+        LocalToolSessionRegistry,
+        AskUserQuestionsRegistry,
+        DangerAssessor,
+        PERMISSION_LEVEL_LOOKUP,
+        BackgroundTaskManager,
+        ATTACHMENT_STORE,
+      ],
     },
     {
       provide: AgentLoop,

@@ -11,6 +11,7 @@ import type { McpServerConfig } from '../harness/mcp/mcp-server-config';
 import { AskUserQuestionsRegistry } from '../harness/tool/ask-user-questions-registry';
 import { ToolRegistry } from '../harness/tool/tool-registry';
 import { TokenAuthenticator } from './auth/token-authenticator';
+import { AttachmentsController } from './http/attachments.controller';
 import { BearerAuthGuard } from './http/auth.guard';
 import { HarnessExceptionFilter } from './http/harness-exception.filter';
 import { HealthController } from './http/health.controller';
@@ -49,7 +50,7 @@ export class SessionModule {
     return {
       module: SessionModule,
       imports: [PersistenceModule, StreamingWsModule, ...options.imports],
-      controllers: [HealthController, SessionsController, ToolsController],
+      controllers: [HealthController, SessionsController, AttachmentsController, ToolsController],
       providers: [
         { provide: TokenAuthenticator, useFactory: (config: HarnessConfig) => new TokenAuthenticator(config.tokens), inject: [HARNESS_CONFIG] },
         { provide: SessionToolProvider, useFactory: (mcp: McpClientManager | null) => new SessionToolProvider(mcp), inject: [McpClientManager] },

@@ -1,8 +1,8 @@
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { WIRE_FORMATS, type AnswerEvent, type ScriptedToolCall, type WireFormat, type WireFormatSpec } from './wire-formats';
+import { WIRE_FORMATS, type AnswerEvent, type ProviderImage, type ScriptedToolCall, type WireFormat, type WireFormatSpec } from './wire-formats';
 
-export { WIRE_PATHS, type ScriptedToolCall, type WireFormat } from './wire-formats';
+export { WIRE_PATHS, type ProviderImage, type ScriptedToolCall, type WireFormat } from './wire-formats';
 
 /**
  * How a round misbehaves, as a stuck or runaway provider does. Each keeps its connection open
@@ -53,6 +53,11 @@ export interface ProviderRequest<Body = Record<string, unknown>> {
   headers: http.IncomingHttpHeaders;
   /** The three formats share no shape: a test reads it as its format's body type. */
   body: Body;
+  /**
+   * The images the body carries, found where its format puts them (Chat Completions `image_url`
+   * parts, Anthropic `image` blocks, Responses `input_image` items) and decoded, in order.
+   */
+  images: ProviderImage[];
   /** Resolves when the response's connection closes (answered, or aborted by the client). */
   closed: Promise<void>;
 }
@@ -75,10 +80,11 @@ export class Gate {
  * A stand-in for a model provider on 127.0.0.1 that speaks one wire format: the n-th request gets
  * the n-th scripted round, streamed as that provider streams it (Chat Completions `data:` chunks
  * ending in `[DONE]`; Anthropic's named `message_start` … `message_stop` events; the Responses
- * API's `response.*` events with sequence numbers). It records every request. A request on
- * another path gets a 404, a request the provider would refuse (over Chat Completions, a
- * conversation OpenAI would reject) its 400, and a request with no round left a 400 — all
- * non-retryable, so a test that misroutes or forgets a round fails at once with a readable error.
+ * API's `response.*` events with sequence numbers). It records every request, with the images
+ * it carried. A request on another path gets a 404, a request the provider would refuse (over
+ * Chat Completions a conversation OpenAI would reject; an image OpenAI or Anthropic would not
+ * take where it is) its 400, and a request with no round left a 400 — all non-retryable, so a
+ * test that misroutes or forgets a round fails at once with a readable error.
  * A round may play a broken provider instead ({@link ProviderFault}).
  */
 export class FakeProvider<Body = Record<string, unknown>> {
@@ -160,7 +166,8 @@ export class FakeProvider<Body = Record<string, unknown>> {
     const parts: Buffer[] = [];
     for await (const part of req) parts.push(part as Buffer);
     const body = JSON.parse(Buffer.concat(parts).toString('utf8')) as Record<string, unknown>;
-    this.requests.push({ path: req.url ?? '', headers: req.headers, body: body as Body, closed: connectionClosed });
+    const images = this.format.imagesOf(body);
+    this.requests.push({ path: req.url ?? '', headers: req.headers, body: body as Body, images, closed: connectionClosed });
     const requestNumber = this.requests.length;
     for (const wake of this.waiters.splice(0)) wake();
 

@@ -37,6 +37,21 @@ export interface AnswerEvent {
   event: Record<string, unknown> | typeof DONE;
 }
 
+/** An image a request carried, found where the format puts images and decoded. */
+export interface ProviderImage {
+  mediaType: string;
+  /** The base64 as sent. */
+  data: string;
+  /** The decoded bytes. */
+  bytes: Buffer;
+  /**
+   * The call whose result carries the image, where the format ties the two (an Anthropic
+   * `tool_result`, a Responses `function_call_output`); absent for an image in a message of its own
+   * (Chat Completions' `user` message after a round's tool messages).
+   */
+  toolCallId?: string;
+}
+
 /** How a provider writes its answers, its errors, and what it refuses. */
 export interface WireFormatSpec {
   /** The path requests are served on, under the base URL `http://127.0.0.1:<port>/v1`. */
@@ -49,6 +64,8 @@ export interface WireFormatSpec {
   errorBody(status: number, message: string): unknown;
   /** Why the provider would refuse the request with a 400, in its own words; null when it would take it. */
   requestProblem?(body: Record<string, unknown>): string | null;
+  /** The images of a request, in the order they appear in its body. */
+  imagesOf(body: Record<string, unknown>): ProviderImage[];
 }
 
 /** Chat Completions' terminal `data: [DONE]`, which is not JSON. */
@@ -92,7 +109,14 @@ const CHAT_COMPLETIONS: WireFormatSpec = {
   errorBody: (status, message) => ({
     error: { message, type: status === 429 ? 'rate_limit_exceeded' : 'invalid_request_error', param: null, code: null },
   }),
-  requestProblem: (body) => openAiConversationProblem(Array.isArray(body.messages) ? body.messages : []),
+  requestProblem: (body) => {
+    const messages = Array.isArray(body.messages) ? body.messages : [];
+    return openAiConversationProblem(messages) ?? chatImagesProblem(messages);
+  },
+  imagesOf: (body) =>
+    recordsOf(body.messages).flatMap((message) =>
+      recordsOf(message.content).flatMap((part) => (part.type === 'image_url' ? imageOfDataUrl(imageUrlOf(part)) : [])),
+    ),
 };
 
 /**
@@ -156,6 +180,16 @@ const MESSAGES: WireFormatSpec = {
     type: 'error',
     error: { type: status === 429 ? 'rate_limit_error' : 'invalid_request_error', message },
   }),
+  requestProblem: (body) => messagesImagesProblem(recordsOf(body.messages)),
+  imagesOf: (body) =>
+    recordsOf(body.messages).flatMap((message) =>
+      recordsOf(message.content).flatMap((block) => {
+        if (block.type === 'image') return imageOfSource(block.source);
+        if (block.type !== 'tool_result') return [];
+        const toolCallId = String(block.tool_use_id);
+        return recordsOf(block.content).flatMap((inner) => (inner.type === 'image' ? imageOfSource(inner.source, toolCallId) : []));
+      }),
+    ),
 };
 
 /**
@@ -226,6 +260,12 @@ const RESPONSES: WireFormatSpec = {
   },
   frame: (event, sequence) => namedEvent({ ...(event as Record<string, unknown>), sequence_number: sequence }),
   errorBody: CHAT_COMPLETIONS.errorBody,
+  imagesOf: (body) =>
+    recordsOf(body.input).flatMap((item) => {
+      const toolCallId = item.type === 'function_call_output' ? String(item.call_id) : undefined;
+      const parts = item.type === 'function_call_output' ? item.output : item.content;
+      return recordsOf(parts).flatMap((part) => (part.type === 'input_image' ? imageOfDataUrl(part.image_url, toolCallId) : []));
+    }),
 };
 
 /** Each wire format by its `LLM_PROTOCOL` name. */
@@ -241,6 +281,99 @@ export const WIRE_PATHS: Readonly<Record<WireFormat, string>> = {
   anthropic: MESSAGES.path,
   responses: RESPONSES.path,
 };
+
+/** The image types OpenAI and Anthropic read. */
+const IMAGE_TYPES = ['image/jpeg', 'image/png', 'image/gif', 'image/webp'];
+
+/**
+ * Why Chat Completions would refuse the images of a conversation, in OpenAI's words: images go
+ * in `user` messages only, as base64 `data:` URLs of an image type (or `https` URLs).
+ */
+function chatImagesProblem(messages: unknown[]): string | null {
+  for (const [index, message] of recordsOf(messages).entries()) {
+    for (const [partIndex, part] of recordsOf(message.content).entries()) {
+      if (part.type !== 'image_url') continue;
+      if (message.role !== 'user') {
+        return `Invalid 'messages[${index}]'. Image URLs are only allowed for messages with role 'user', but this message with role '${String(message.role)}' contains an image URL.`;
+      }
+      const url = imageUrlOf(part);
+      if (!url.startsWith('https://') && imageOfDataUrl(url).length === 0) {
+        return `Invalid 'messages[${index}].content[${partIndex}].image_url.url'. Expected a base64-encoded data URL with an image MIME type (e.g. 'data:image/png;base64,aW1nIGJ5dGVzIGhlcmU='), but got a value of type ${typeof url} that does not match.`;
+      }
+    }
+  }
+  return null;
+}
+
+/**
+ * Why the Messages API would refuse the images of a conversation, in Anthropic's words: an
+ * error `tool_result` carries text only, and an image is non-empty base64 of an image type.
+ */
+function messagesImagesProblem(messages: Array<Record<string, unknown>>): string | null {
+  for (const [index, message] of messages.entries()) {
+    for (const [blockIndex, block] of recordsOf(message.content).entries()) {
+      const at = `messages.${index}.content.${blockIndex}`;
+      if (block.type === 'image') {
+        const problem = imageSourceProblem(block.source, `${at}.image`);
+        if (problem) return problem;
+      }
+      if (block.type !== 'tool_result') continue;
+      const inner = recordsOf(block.content);
+      if (block.is_error === true && inner.some((content) => content.type !== 'text')) {
+        return `${at}.tool_result: all content must be type 'text' if 'is_error' is true`;
+      }
+      for (const [innerIndex, content] of inner.entries()) {
+        if (content.type === 'text' && content.text === '') return `${at}.tool_result.content.${innerIndex}.text: text content blocks must be non-empty`;
+        const problem = content.type === 'image' ? imageSourceProblem(content.source, `${at}.tool_result.content.${innerIndex}.image`) : null;
+        if (problem) return problem;
+      }
+    }
+  }
+  return null;
+}
+
+function imageSourceProblem(source: unknown, at: string): string | null {
+  const record = isRecordValue(source) ? source : {};
+  if (record.type !== 'base64') return `${at}.source: Input tag '${String(record.type)}' found using 'type' does not match any of the expected tags: 'base64', 'url'`;
+  if (!IMAGE_TYPES.includes(String(record.media_type))) {
+    return `${at}.source.base64.media_type: Input should be 'image/jpeg', 'image/png', 'image/gif' or 'image/webp'`;
+  }
+  if (typeof record.data !== 'string' || record.data === '') return `${at}.source.base64: image cannot be empty`;
+  return null;
+}
+
+/** A Chat Completions image part's URL (`image_url` is an object with `url`, or a bare string). */
+function imageUrlOf(part: Record<string, unknown>): string {
+  const imageUrl = part.image_url;
+  if (typeof imageUrl === 'string') return imageUrl;
+  return isRecordValue(imageUrl) && typeof imageUrl.url === 'string' ? imageUrl.url : '';
+}
+
+/** The image of a base64 `data:` URL of an image type; none for anything else. */
+function imageOfDataUrl(url: unknown, toolCallId?: string): ProviderImage[] {
+  const match = typeof url === 'string' ? /^data:(image\/[\w.+-]+);base64,([A-Za-z0-9+/]+=*)$/.exec(url) : null;
+  if (!match) return [];
+  return [withCall({ mediaType: match[1], data: match[2], bytes: Buffer.from(match[2], 'base64') }, toolCallId)];
+}
+
+/** The image of an Anthropic `base64` image source; none for anything else. */
+function imageOfSource(source: unknown, toolCallId?: string): ProviderImage[] {
+  if (!isRecordValue(source) || source.type !== 'base64' || typeof source.data !== 'string') return [];
+  return [withCall({ mediaType: String(source.media_type), data: source.data, bytes: Buffer.from(source.data, 'base64') }, toolCallId)];
+}
+
+function withCall(image: ProviderImage, toolCallId: string | undefined): ProviderImage {
+  return toolCallId === undefined ? image : { ...image, toolCallId };
+}
+
+/** The objects of a value that should be an array of them; none when it is not an array. */
+function recordsOf(value: unknown): Array<Record<string, unknown>> {
+  return Array.isArray(value) ? value.filter(isRecordValue) : [];
+}
+
+function isRecordValue(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
 
 /** An event with an `event:` line naming its type, as Anthropic and the Responses API send them. */
 function namedEvent(event: AnswerEvent['event']): string {

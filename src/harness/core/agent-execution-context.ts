@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { ChatMessage, LlmModelConfig } from '../llm/chat-request';
+import type { ChatAttachment, ChatImage, ChatMessage, LlmModelConfig } from '../llm/chat-request';
 import type { Tool } from '../tool/tool';
 
 /** Where a session's tools run: on the server, or on the user's desktop client. */
@@ -89,8 +89,8 @@ export class AgentExecutionContext {
   }
 
   /** Appends the answer to one tool call, as the `role: 'tool'` message the model reads. */
-  addToolResult(toolCallId: string, toolName: string, content: string, isError = false): ChatMessage {
-    const message = toolResultMessage(toolCallId, toolName, content, isError);
+  addToolResult(toolCallId: string, toolName: string, content: string, isError = false, extras: ToolMessageExtras = {}): ChatMessage {
+    const message = toolResultMessage(toolCallId, toolName, content, isError, extras);
     this.messages.push(message);
     return message;
   }
@@ -127,9 +127,17 @@ export class AgentExecutionContext {
 }
 
 /** The `role: 'tool'` message that answers a call. */
-export function toolResultMessage(toolCallId: string, toolName: string, content: string, isError: boolean): ChatMessage {
+export function toolResultMessage(toolCallId: string, toolName: string, content: string, isError: boolean, extras: ToolMessageExtras = {}): ChatMessage {
   const message: ChatMessage = { role: 'tool', tool_call_id: toolCallId, name: toolName, content };
   // Providers that can mark a failed call (Anthropic's is_error) read this; the content is unchanged.
   if (isError) message.is_error = true;
+  if (extras.images && extras.images.length > 0) message.images = extras.images;
+  if (extras.attachments && extras.attachments.length > 0) message.attachments = extras.attachments;
   return message;
+}
+
+/** What a tool message carries beside its text: images for the model, stored attachments. */
+export interface ToolMessageExtras {
+  images?: ChatImage[];
+  attachments?: ChatAttachment[];
 }

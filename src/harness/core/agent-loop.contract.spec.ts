@@ -102,6 +102,7 @@ describe('AgentLoop and the tool contract', () => {
         permissionLevel: 'SMART',
         modelConfig: MODEL,
         sessionTools: [],
+        executionId: context.executionId,
         signal: context.signal,
         onProgress: expect.any(Function),
       },
@@ -138,7 +139,9 @@ describe('AgentLoop result meta', () => {
       ['d', 'Tool execution failed: Unknown tool: no_such_tool', 'error', 'Unknown tool: no_such_tool'],
     ]);
     // the meta is the dispatcher's result, not a second guess
-    expect(listener.results.map(([, , meta]) => meta?.durationMs)).toEqual(dispatcher.results.map((result) => result.durationMs));
+    // (calls finish in any order; the listener hears them in call order)
+    const byCall = new Map(dispatcher.results.map((result) => [result.callId, result.durationMs]));
+    expect(listener.results.map(([id, , meta]) => meta?.durationMs)).toEqual(listener.results.map(([id]) => byCall.get(id)));
   });
 
   it('refuses a tool outside the allowed set with an error result that took no time', async () => {

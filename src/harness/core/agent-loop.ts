@@ -7,7 +7,7 @@ import type { ToolInvocationDispatcher } from '../tool/tool-invocation';
 import type { ToolRegistry } from '../tool/tool-registry';
 import { toToolResultMeta, type ToolResult } from '../tool/tool-result';
 import type { AgentEventListener } from './agent-event-listener';
-import { toolResultMessage, type AgentExecutionContext } from './agent-execution-context';
+import { toolResultMessage, type AgentExecutionContext, type ToolMessageExtras } from './agent-execution-context';
 import type { BackgroundTaskManager, BackgroundTaskResult } from '../runtime/background-task-manager';
 import { ToolCallAccumulator } from './tool-call-accumulator';
 import { answerEveryToolCall } from '../llm/tool-call-sequence';
@@ -197,7 +197,7 @@ export class AgentLoop {
       const settled = await resultOrAbort(running[position], context.signal);
       const result = settled === ABORTED ? cancelledResult(call.id, Math.round(performance.now() - startedAt)) : settled;
       const meta = toToolResultMeta(result);
-      toolMessages.push(context.addToolResult(call.id, call.function.name, result.content, result.status === 'error'));
+      toolMessages.push(context.addToolResult(call.id, call.function.name, result.content, result.status === 'error', messageExtras(result)));
       notify('onToolCallResult', (l) => l.onToolCallResult(call.id, result.content, meta));
     }
     await save(() => persistence?.saveToolMessages(toolMessages));
@@ -218,7 +218,7 @@ export class AgentLoop {
     // A result that arrives after the run was cancelled is not the one the model will read.
     if (context.isCancelled) return result;
     try {
-      await persistence.saveToolResult?.(toolResultMessage(call.id, call.function.name, result.content, result.status === 'error'));
+      await persistence.saveToolResult?.(toolResultMessage(call.id, call.function.name, result.content, result.status === 'error', messageExtras(result)));
     } catch (error) {
       this.logger.warn(`tool result of ${call.id} was not stored as it finished: ${errorMessage(error)}`);
     }
@@ -239,6 +239,7 @@ export class AgentLoop {
     }
     return this.dispatcher.dispatchInvocation({
       callId: call.id,
+      executionId: context.executionId,
       toolName: name,
       argumentsJson: call.function.arguments,
       executionMode: context.executionMode,
@@ -373,6 +374,14 @@ type Notifier = (event: keyof AgentEventListener, call: (listener: AgentEventLis
 /** How a finished background job reaches the model: as a user message at the next round. */
 function backgroundResultMessage(task: BackgroundTaskResult): ChatMessage {
   return { role: 'user', content: `Background task ${task.taskId} (${task.description}) finished: ${task.result}` };
+}
+
+/** The images and attachments of a result, as its tool message carries them. */
+function messageExtras(result: ToolResult): ToolMessageExtras {
+  return {
+    images: result.images?.map(({ mediaType, data }) => ({ mediaType, data })),
+    attachments: result.attachments,
+  };
 }
 
 /** A running call, with its result recorded as soon as it has one. */

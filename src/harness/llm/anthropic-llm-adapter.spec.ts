@@ -5,6 +5,7 @@ import { caught } from './testing/caught';
 import { collectStream } from './testing/collect-stream';
 import { behavesLikeAnHttpAdapter, configFor, HELLO, READ_FILE, type AdapterWire } from './testing/http-adapter-behaviour';
 import { jsonResponse, replayServers, sseEvent, type ReplayResponse } from './testing/replay-server';
+import { CLEAR_PIXEL_GIF, pathsContaining, RED_PIXEL_PNG, toolCall } from './testing/tool-image-round';
 
 /** Events as Anthropic sends them: an `event:` line naming the type, and the type again in data. */
 function stream(...events: Array<Record<string, unknown>>): ReplayResponse {
@@ -57,6 +58,36 @@ const WIRE: AdapterWire = {
   headers: { 'x-api-key': 'sk-ant-test', 'anthropic-version': '2023-06-01', authorization: undefined },
   apiKeyHeader: 'x-api-key',
   helloBody: { model: 'claude-test', max_tokens: 4096, messages: [{ role: 'user', content: 'hi' }], stream: true },
+  imageRoundBody: {
+    model: 'claude-test',
+    max_tokens: 4096,
+    stream: true,
+    messages: [
+      { role: 'user', content: 'read the notes and look at the page' },
+      {
+        role: 'assistant',
+        content: [
+          { type: 'tool_use', id: 'call_notes', name: 'read_file', input: { path: 'notes.txt' } },
+          { type: 'tool_use', id: 'call_shot', name: 'screenshot', input: {} },
+        ],
+      },
+      {
+        role: 'user',
+        content: [
+          { type: 'tool_result', tool_use_id: 'call_notes', content: 'the notes' },
+          {
+            type: 'tool_result',
+            tool_use_id: 'call_shot',
+            content: [
+              { type: 'text', text: 'Captured the page.\n[image image/png, 70 bytes, attachment att_1]' },
+              { type: 'image', source: { type: 'base64', media_type: 'image/png', data: RED_PIXEL_PNG.data } },
+            ],
+          },
+        ],
+      },
+    ],
+  },
+  imageRoundDataPath: 'messages[2].content[1].content[1].source.data',
   plainText: PLAIN_TEXT,
   // Cached prompt tokens count as prompt tokens.
   plainTextUsage: { promptTokens: 25, completionTokens: 9, totalTokens: 34 },
@@ -136,6 +167,98 @@ describe('AnthropicLlmAdapter', () => {
           { role: 'assistant', content: [{ type: 'text', text: 'Done reading.' }] },
           { role: 'user', content: 'thanks' },
         ],
+      });
+    });
+
+    describe('when tool results carry images', () => {
+      const png = (data: string) => ({ type: 'image', source: { type: 'base64', media_type: 'image/png', data } });
+      const gif = (data: string) => ({ type: 'image', source: { type: 'base64', media_type: 'image/gif', data } });
+
+      it('puts image blocks in the tool_result of a result without text, and none beside them', async () => {
+        const server = await start([PLAIN_TEXT]);
+        const request: ChatRequest = {
+          messages: [
+            { role: 'user', content: 'look' },
+            { role: 'assistant', content: null, tool_calls: [toolCall('toolu_1', 'screenshot')] },
+            { role: 'tool', tool_call_id: 'toolu_1', content: '', images: [RED_PIXEL_PNG, { mediaType: 'IMAGE/JPG', data: '/9j/4AAQ' }] },
+          ],
+        };
+        await collectStream(adapter.stream(request, configFor(WIRE, server)));
+        const { messages } = server.requests[0].body as { messages: unknown[] };
+        expect(messages[2]).toEqual({
+          role: 'user',
+          content: [
+            {
+              type: 'tool_result',
+              tool_use_id: 'toolu_1',
+              content: [png(RED_PIXEL_PNG.data), { type: 'image', source: { type: 'base64', media_type: 'image/jpeg', data: '/9j/4AAQ' } }],
+            },
+          ],
+        });
+      });
+
+      it('shows an error result\'s images after the turn\'s tool_result blocks, since an error result takes only text', async () => {
+        const server = await start([PLAIN_TEXT]);
+        const request: ChatRequest = {
+          messages: [
+            { role: 'user', content: 'look' },
+            {
+              role: 'assistant',
+              content: null,
+              tool_calls: [toolCall('toolu_1', 'screenshot'), toolCall('toolu_2', 'open_page'), toolCall('toolu_3', 'glob')],
+            },
+            { role: 'tool', tool_call_id: 'toolu_1', name: 'screenshot', content: 'shot', images: [CLEAR_PIXEL_GIF] },
+            { role: 'tool', tool_call_id: 'toolu_2', name: 'open_page', content: 'page crashed', is_error: true, images: [RED_PIXEL_PNG] },
+            { role: 'tool', tool_call_id: 'toolu_3', name: 'glob', content: '[]' },
+            { role: 'user', content: 'and now?' },
+          ],
+        };
+        await collectStream(adapter.stream(request, configFor(WIRE, server)));
+        const { messages } = server.requests[0].body as { messages: unknown[] };
+        expect(messages.slice(2)).toEqual([
+          {
+            role: 'user',
+            content: [
+              { type: 'tool_result', tool_use_id: 'toolu_1', content: [{ type: 'text', text: 'shot' }, gif(CLEAR_PIXEL_GIF.data)] },
+              {
+                type: 'tool_result',
+                tool_use_id: 'toolu_2',
+                content: 'page crashed\n\n(1 image of this result follows after the tool results.)',
+                is_error: true,
+              },
+              { type: 'tool_result', tool_use_id: 'toolu_3', content: '[]' },
+              { type: 'text', text: 'Images returned by the tool calls above:' },
+              { type: 'text', text: 'Tool call toolu_2 (open_page):' },
+              png(RED_PIXEL_PNG.data),
+            ],
+          },
+          { role: 'user', content: 'and now?' },
+        ]);
+        expect(pathsContaining(messages, RED_PIXEL_PNG.data)).toEqual(['[2].content[5].source.data']);
+        expect(pathsContaining(messages, CLEAR_PIXEL_GIF.data)).toEqual(['[2].content[0].content[1].source.data']);
+      });
+
+      it('sends no image a model cannot read, and says so in the result', async () => {
+        const server = await start([PLAIN_TEXT]);
+        const request: ChatRequest = {
+          messages: [
+            { role: 'user', content: 'draw' },
+            { role: 'assistant', content: null, tool_calls: [toolCall('toolu_1', 'draw')] },
+            { role: 'tool', tool_call_id: 'toolu_1', content: 'drawn', images: [{ mediaType: 'image/tiff', data: 'SUkqAA==' }, RED_PIXEL_PNG] },
+          ],
+        };
+        await collectStream(adapter.stream(request, configFor(WIRE, server)));
+        const { messages } = server.requests[0].body as { messages: Array<{ content: unknown }> };
+        expect(messages[2].content).toEqual([
+          {
+            type: 'tool_result',
+            tool_use_id: 'toolu_1',
+            content: [
+              { type: 'text', text: 'drawn\n\n(1 image not shown (image/tiff): models read PNG, JPEG, GIF and WebP only.)' },
+              png(RED_PIXEL_PNG.data),
+            ],
+          },
+        ]);
       });
     });
 

@@ -1,10 +1,11 @@
-import type { ChatMessage, ChatRequest, ChatResponse, ChatUsage, LlmModelConfig, StreamChunk, ToolCall } from './chat-request';
+import type { ChatImage, ChatMessage, ChatRequest, ChatResponse, ChatUsage, LlmModelConfig, StreamChunk, ToolCall } from './chat-request';
 import { HttpLlmAdapter, type HttpProtocol, type ProviderEvent, type StreamEventReader, type StreamStep } from './http-llm-adapter';
 import { isRecord, numberOr } from './json-guards';
 import { LlmResponseError } from './llm-errors';
 import type { LlmHttpOptions } from './llm-http-client';
 import { describeProviderError } from './provider-error-message';
 import { systemPrompt } from './system-prompt';
+import { followingImagesParts, imagesFollowNote, toolImagesOf, withNote, type FollowingImagesPart } from './tool-images';
 
 const PROVIDER = 'anthropic';
 const DEFAULT_BASE_URL = 'https://api.anthropic.com/v1';
@@ -24,6 +25,9 @@ interface AnthropicMessage {
  * Mapping from the internal shape: system messages are lifted into `system`; assistant tool calls
  * become `tool_use` blocks; consecutive tool results become `tool_result` blocks of ONE user turn
  * (the API wants every result of a round in the turn right after it), with `is_error` carried.
+ * A result's images are `image` blocks in its `tool_result` content, after its text; the API
+ * takes only text in an error result, so those images follow the turn's results instead, under
+ * a label naming the call, and the result's text says so.
  * Tool arguments that are not a JSON object are sent as `input: {}` — the API accepts nothing
  * else there, and the paired tool result already tells the model its arguments were unusable.
  * Reasoning is not sent back: Anthropic only accepts thinking blocks with their signature,
@@ -72,26 +76,32 @@ export function buildAnthropicRequestBody(
   return body;
 }
 
+/** The user turn that answers a round. */
+interface ResultsTurn {
+  /** Its content: the `tool_result` blocks, then (when the round ends) the images of {@link imagesAfter}. */
+  blocks: Block[];
+  /** Error results with images, which the API does not take inside an error `tool_result`. */
+  imagesAfter: Array<{ message: ChatMessage; images: ChatImage[] }>;
+}
+
 function toAnthropicMessages(messages: ChatMessage[]): AnthropicMessage[] {
   const out: AnthropicMessage[] = [];
-  let toolResults: Block[] | null = null;
+  let turn: ResultsTurn | null = null;
+  const endTurn = () => {
+    // Any other content of the turn must come after all its tool_result blocks.
+    if (turn && turn.imagesAfter.length > 0) turn.blocks.push(...followingImagesParts(turn.imagesAfter).map(toBlock));
+    turn = null;
+  };
   for (const message of messages) {
     if (message.role === 'tool') {
-      const block: Block = {
-        type: 'tool_result',
-        tool_use_id: message.tool_call_id ?? '',
-        content: message.content ?? '',
-      };
-      if (message.is_error) block.is_error = true;
-      if (toolResults) {
-        toolResults.push(block);
-      } else {
-        toolResults = [block];
-        out.push({ role: 'user', content: toolResults });
+      if (!turn) {
+        turn = { blocks: [], imagesAfter: [] };
+        out.push({ role: 'user', content: turn.blocks });
       }
+      turn.blocks.push(toolResultBlock(message, turn));
       continue;
     }
-    toolResults = null;
+    endTurn();
     switch (message.role) {
       case 'system':
         break;
@@ -111,7 +121,37 @@ function toAnthropicMessages(messages: ChatMessage[]): AnthropicMessage[] {
       }
     }
   }
+  endTurn();
   return out;
+}
+
+/**
+ * A tool message as a `tool_result` block: its text alone as a string, or text and image blocks.
+ * An error result's images go to `turn.imagesAfter`.
+ */
+function toolResultBlock(message: ChatMessage, turn: ResultsTurn): Block {
+  const { images, text } = toolImagesOf(message);
+  const block: Block = { type: 'tool_result', tool_use_id: message.tool_call_id ?? '', content: text };
+  if (message.is_error) {
+    block.is_error = true;
+    if (images.length > 0) {
+      block.content = withNote(text, imagesFollowNote(images.length));
+      turn.imagesAfter.push({ message, images });
+    }
+  } else if (images.length > 0) {
+    // The API refuses an empty text block.
+    const textBlocks: Block[] = text === '' ? [] : [{ type: 'text', text }];
+    block.content = [...textBlocks, ...images.map(imageBlock)];
+  }
+  return block;
+}
+
+function toBlock(part: FollowingImagesPart): Block {
+  return part.type === 'text' ? { type: 'text', text: part.text } : imageBlock(part.image);
+}
+
+function imageBlock(image: ChatImage): Block {
+  return { type: 'image', source: { type: 'base64', media_type: image.mediaType, data: image.data } };
 }
 
 function parseInput(argumentsJson: string): Record<string, unknown> {

@@ -31,6 +31,29 @@ export interface ChatMessage {
   is_error?: boolean;
   /** Reasoning the model streamed before answering, kept for providers that want it back. */
   reasoning_content?: string;
+  /**
+   * For `role: 'tool'`: images that came with the result, for providers that can show them
+   * (Anthropic `tool_result` image blocks, Responses `input_image`, Chat Completions a user
+   * message after the round). Base64 in memory only: the store keeps attachment ids.
+   */
+  images?: ChatImage[];
+  /** For `role: 'tool'`: the result's stored attachments (images, blobs, a budgeted result's full text). */
+  attachments?: ChatAttachment[];
+}
+
+/** An image sent to a model. */
+export interface ChatImage {
+  mediaType: string;
+  /** Base64. */
+  data: string;
+}
+
+/** A stored attachment a message refers to. */
+export interface ChatAttachment {
+  id: string;
+  mediaType: string;
+  bytes: number;
+  name?: string;
 }
 
 /** A tool offered to the model, as OpenAI `{"type":"function","function":{...}}`. */

@@ -5,6 +5,7 @@ import { caught } from './testing/caught';
 import { collectStream, collectUntilFailure } from './testing/collect-stream';
 import { behavesLikeAnHttpAdapter, configFor, HELLO, READ_FILE, type AdapterWire } from './testing/http-adapter-behaviour';
 import { jsonResponse, replayServers, sseEvent, type ReplayResponse } from './testing/replay-server';
+import { CLEAR_PIXEL_GIF, IMAGE_ROUND, pathsContaining, RED_PIXEL_PNG, toolCall } from './testing/tool-image-round';
 
 function chunk(delta: Record<string, unknown>, finishReason: string | null = null): Record<string, unknown> {
   return {
@@ -31,6 +32,9 @@ function stream(...events: unknown[]): ReplayResponse {
 
 const PLAIN_TEXT = stream(ROLE_CHUNK, chunk({ content: 'Hello' }), chunk({ content: ', world' }), chunk({}, 'stop'), USAGE_CHUNK, '[DONE]');
 
+const RED_PIXEL_URL = `data:image/png;base64,${RED_PIXEL_PNG.data}`;
+const CLEAR_PIXEL_URL = `data:image/gif;base64,${CLEAR_PIXEL_GIF.data}`;
+
 const WIRE: AdapterWire = {
   createAdapter: (options) => new OpenAiLlmAdapter(options),
   config: { protocol: 'openai', apiKey: 'sk-test', model: 'gpt-test' },
@@ -44,6 +48,32 @@ const WIRE: AdapterWire = {
     stream_options: { include_usage: true },
     messages: [{ role: 'user', content: 'hi' }],
   },
+  imageRoundBody: {
+    model: 'gpt-test',
+    stream: true,
+    stream_options: { include_usage: true },
+    messages: [
+      { role: 'user', content: 'read the notes and look at the page' },
+      { role: 'assistant', content: null, tool_calls: IMAGE_ROUND.messages[1].tool_calls },
+      { role: 'tool', tool_call_id: 'call_notes', content: 'the notes' },
+      {
+        role: 'tool',
+        tool_call_id: 'call_shot',
+        content:
+          'Captured the page.\n[image image/png, 70 bytes, attachment att_1]\n\n(1 image of this result follows after the tool results.)',
+      },
+      // After both tool messages: they must follow the assistant's tool_calls without a break.
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'Images returned by the tool calls above:' },
+          { type: 'text', text: 'Tool call call_shot (screenshot):' },
+          { type: 'image_url', image_url: { url: RED_PIXEL_URL } },
+        ],
+      },
+    ],
+  },
+  imageRoundDataPath: 'messages[4].content[2].image_url.url',
   plainText: PLAIN_TEXT,
   plainTextUsage: { promptTokens: 12, completionTokens: 5, totalTokens: 17 },
   openAnswer: (...texts) => stream(ROLE_CHUNK, ...texts.map((content) => chunk({ content }))),
@@ -103,6 +133,79 @@ describe('OpenAiLlmAdapter', () => {
           { role: 'tool', tool_call_id: 'call_a', content: 'A' },
           { role: 'tool', tool_call_id: 'call_b', content: '{"error":"bad"}' },
         ],
+      });
+    });
+
+    describe('when tool results carry images', () => {
+      it('shows the images of every result of a round in one user message after the round, before the conversation goes on', async () => {
+        const server = await start([PLAIN_TEXT]);
+        const request: ChatRequest = {
+          messages: [
+            { role: 'user', content: 'compare the pages' },
+            { role: 'assistant', content: null, tool_calls: [toolCall('call_a', 'screenshot'), toolCall('call_b', 'screenshot'), toolCall('call_c', 'glob')] },
+            { role: 'tool', tool_call_id: 'call_a', name: 'screenshot', content: 'page a', images: [RED_PIXEL_PNG, CLEAR_PIXEL_GIF] },
+            { role: 'tool', tool_call_id: 'call_b', content: '', images: [CLEAR_PIXEL_GIF] },
+            { role: 'tool', tool_call_id: 'call_c', name: 'glob', content: '[]' },
+            { role: 'assistant', content: 'They differ.' },
+            { role: 'user', content: 'how?' },
+          ],
+        };
+        await collectStream(adapter.stream(request, configFor(WIRE, server)));
+        const { messages } = server.requests[0].body as { messages: unknown[] };
+        expect(messages.slice(2)).toEqual([
+          { role: 'tool', tool_call_id: 'call_a', content: 'page a\n\n(2 images of this result follow after the tool results.)' },
+          { role: 'tool', tool_call_id: 'call_b', content: '(1 image of this result follows after the tool results.)' },
+          { role: 'tool', tool_call_id: 'call_c', content: '[]' },
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: 'Images returned by the tool calls above:' },
+              { type: 'text', text: 'Tool call call_a (screenshot):' },
+              { type: 'image_url', image_url: { url: RED_PIXEL_URL } },
+              { type: 'image_url', image_url: { url: CLEAR_PIXEL_URL } },
+              { type: 'text', text: 'Tool call call_b:' },
+              { type: 'image_url', image_url: { url: CLEAR_PIXEL_URL } },
+            ],
+          },
+          { role: 'assistant', content: 'They differ.' },
+          { role: 'user', content: 'how?' },
+        ]);
+      });
+
+      it('gives each round its own user message', async () => {
+        const server = await start([PLAIN_TEXT]);
+        const request: ChatRequest = {
+          messages: [
+            { role: 'user', content: 'two rounds' },
+            { role: 'assistant', content: null, tool_calls: [toolCall('call_1', 'screenshot')] },
+            { role: 'tool', tool_call_id: 'call_1', content: 'one', images: [RED_PIXEL_PNG] },
+            { role: 'assistant', content: null, tool_calls: [toolCall('call_2', 'screenshot')] },
+            { role: 'tool', tool_call_id: 'call_2', content: 'two', images: [CLEAR_PIXEL_GIF] },
+          ],
+        };
+        await collectStream(adapter.stream(request, configFor(WIRE, server)));
+        const { messages } = server.requests[0].body as { messages: Array<{ role: string }> };
+        expect(messages.map((message) => message.role)).toEqual(['user', 'assistant', 'tool', 'user', 'assistant', 'tool', 'user']);
+        expect(pathsContaining(messages, RED_PIXEL_PNG.data)).toEqual(['[3].content[2].image_url.url']);
+        expect(pathsContaining(messages, CLEAR_PIXEL_GIF.data)).toEqual(['[6].content[2].image_url.url']);
+      });
+
+      it('sends no image a model cannot read, and says so in the result', async () => {
+        const server = await start([PLAIN_TEXT]);
+        const svg = { mediaType: 'image/svg+xml', data: 'PHN2Zy8+' };
+        const request: ChatRequest = {
+          messages: [
+            { role: 'user', content: 'draw' },
+            { role: 'assistant', content: null, tool_calls: [toolCall('call_1', 'draw')] },
+            { role: 'tool', tool_call_id: 'call_1', content: 'drawn', images: [svg, { mediaType: 'image/png', data: '' }] },
+          ],
+        };
+        await collectStream(adapter.stream(request, configFor(WIRE, server)));
+        const { messages } = server.requests[0].body as { messages: unknown[] };
+        expect(messages.slice(2)).toEqual([
+          { role: 'tool', tool_call_id: 'call_1', content: 'drawn\n\n(1 image not shown (image/svg+xml): models read PNG, JPEG, GIF and WebP only.)' },
+        ]);
+        expect(pathsContaining(messages, svg.data)).toEqual([]);
       });
     });
 

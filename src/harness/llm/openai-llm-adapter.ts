@@ -1,4 +1,5 @@
 import type {
+  ChatImage,
   ChatMessage,
   ChatRequest,
   ChatResponse,
@@ -20,6 +21,7 @@ import { firstString, isRecord } from './json-guards';
 import { LlmResponseError } from './llm-errors';
 import type { LlmHttpOptions } from './llm-http-client';
 import { describeProviderError } from './provider-error-message';
+import { followingImagesParts, imageDataUrl, imagesFollowNote, toolImagesOf, withNote } from './tool-images';
 
 const PROVIDER = 'openai';
 const DEFAULT_BASE_URL = 'https://api.openai.com/v1';
@@ -29,6 +31,10 @@ const USAGE_FIELDS = { prompt: 'prompt_tokens', completion: 'completion_tokens',
  * OpenAI Chat Completions (`POST {baseUrl}/chat/completions`), and every server that speaks it
  * (Ollama, vLLM, LM Studio, DeepSeek, ...). The internal vocabulary is this API's, so the mapping
  * is mostly a matter of dropping internal-only fields.
+ *
+ * Tool messages carry text only here, so a result's images travel in a `user` message of
+ * `image_url` parts placed after the round's last tool message (tool messages must follow the
+ * assistant's `tool_calls` without a break); the result's text says they follow.
  */
 export class OpenAiLlmAdapter extends HttpLlmAdapter {
   constructor(options: LlmHttpOptions = {}) {
@@ -56,7 +62,7 @@ export function buildOpenAiRequestBody(
 ): Record<string, unknown> {
   const body: Record<string, unknown> = {
     model: config.model,
-    messages: request.messages.map(toOpenAiMessage),
+    messages: toOpenAiMessages(request.messages),
   };
   if (request.tools && request.tools.length > 0) body.tools = request.tools;
   const temperature = request.temperature ?? config.temperature;
@@ -69,6 +75,42 @@ export function buildOpenAiRequestBody(
     body.stream_options = { include_usage: true };
   }
   return body;
+}
+
+/** A tool result of the current round whose images wait for the round's tool messages to end. */
+interface RoundImages {
+  message: ChatMessage;
+  images: ChatImage[];
+}
+
+function toOpenAiMessages(messages: ChatMessage[]): Record<string, unknown>[] {
+  const out: Record<string, unknown>[] = [];
+  let roundImages: RoundImages[] = [];
+  const endRound = () => {
+    if (roundImages.length > 0) out.push(followingImagesMessage(roundImages));
+    roundImages = [];
+  };
+  for (const message of messages) {
+    if (message.role !== 'tool') {
+      endRound();
+      out.push(toOpenAiMessage(message));
+      continue;
+    }
+    const { images, text } = toolImagesOf(message);
+    if (images.length > 0) roundImages.push({ message, images });
+    const content = images.length > 0 ? withNote(text, imagesFollowNote(images.length)) : text;
+    out.push({ role: 'tool', tool_call_id: message.tool_call_id ?? '', content });
+  }
+  endRound();
+  return out;
+}
+
+/** The `user` message that shows a round's tool-result images, each result's under its call's label. */
+function followingImagesMessage(results: RoundImages[]): Record<string, unknown> {
+  const content = followingImagesParts(results).map((part) =>
+    part.type === 'text' ? part : { type: 'image_url', image_url: { url: imageDataUrl(part.image) } },
+  );
+  return { role: 'user', content };
 }
 
 function toOpenAiMessage(message: ChatMessage): Record<string, unknown> {
@@ -86,8 +128,6 @@ function toOpenAiMessage(message: ChatMessage): Record<string, unknown> {
       }
       return out;
     }
-    case 'tool':
-      return { role: 'tool', tool_call_id: message.tool_call_id ?? '', content: message.content ?? '' };
     default:
       return { role: message.role, content: message.content ?? '' };
   }

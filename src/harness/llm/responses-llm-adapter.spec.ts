@@ -5,6 +5,7 @@ import { caught } from './testing/caught';
 import { collectStream } from './testing/collect-stream';
 import { behavesLikeAnHttpAdapter, configFor, HELLO, READ_FILE, type AdapterWire } from './testing/http-adapter-behaviour';
 import { jsonResponse, replayServers, sseEvent, type ReplayResponse } from './testing/replay-server';
+import { CLEAR_PIXEL_GIF, pathsContaining, RED_PIXEL_PNG, toolCall } from './testing/tool-image-round';
 
 /** Events as OpenAI sends them: `event:` line and `type` in data, with sequence numbers. */
 function stream(...events: Array<Record<string, unknown>>): ReplayResponse {
@@ -48,6 +49,25 @@ const WIRE: AdapterWire = {
   headers: { authorization: 'Bearer sk-test' },
   apiKeyHeader: 'authorization',
   helloBody: { model: 'gpt-test', input: [{ type: 'message', role: 'user', content: 'hi' }], stream: true },
+  imageRoundBody: {
+    model: 'gpt-test',
+    stream: true,
+    input: [
+      { type: 'message', role: 'user', content: 'read the notes and look at the page' },
+      { type: 'function_call', call_id: 'call_notes', name: 'read_file', arguments: '{"path":"notes.txt"}' },
+      { type: 'function_call', call_id: 'call_shot', name: 'screenshot', arguments: '{}' },
+      { type: 'function_call_output', call_id: 'call_notes', output: 'the notes' },
+      {
+        type: 'function_call_output',
+        call_id: 'call_shot',
+        output: [
+          { type: 'input_text', text: 'Captured the page.\n[image image/png, 70 bytes, attachment att_1]' },
+          { type: 'input_image', image_url: `data:image/png;base64,${RED_PIXEL_PNG.data}` },
+        ],
+      },
+    ],
+  },
+  imageRoundDataPath: 'input[4].output[1].image_url',
   plainText: PLAIN_TEXT,
   plainTextUsage: { promptTokens: 30, completionTokens: 8, totalTokens: 38 },
   openAnswer: (...texts) => stream(CREATED, messageAdded(0), ...texts.map((text) => textDelta(0, text))),
@@ -111,6 +131,59 @@ describe('ResponsesLlmAdapter', () => {
           { type: 'function_call_output', call_id: 'call_b', output: '{"error":"bad"}' },
           { type: 'message', role: 'user', content: 'thanks' },
         ],
+      });
+    });
+
+    describe('when tool results carry images', () => {
+      it('sends each result\'s images as input_image items of its output, after its text if it has any', async () => {
+        const server = await start([PLAIN_TEXT]);
+        const request: ChatRequest = {
+          messages: [
+            { role: 'user', content: 'look' },
+            { role: 'assistant', content: null, tool_calls: [toolCall('call_1', 'screenshot'), toolCall('call_2', 'screenshot')] },
+            { role: 'tool', tool_call_id: 'call_1', content: '', images: [RED_PIXEL_PNG, CLEAR_PIXEL_GIF] },
+            { role: 'tool', tool_call_id: 'call_2', content: 'failed', is_error: true, images: [CLEAR_PIXEL_GIF] },
+          ],
+        };
+        await collectStream(adapter.stream(request, configFor(WIRE, server)));
+        const { input } = server.requests[0].body as { input: unknown[] };
+        expect(input.slice(3)).toEqual([
+          {
+            type: 'function_call_output',
+            call_id: 'call_1',
+            output: [
+              { type: 'input_image', image_url: `data:image/png;base64,${RED_PIXEL_PNG.data}` },
+              { type: 'input_image', image_url: `data:image/gif;base64,${CLEAR_PIXEL_GIF.data}` },
+            ],
+          },
+          {
+            type: 'function_call_output',
+            call_id: 'call_2',
+            output: [
+              { type: 'input_text', text: 'failed' },
+              { type: 'input_image', image_url: `data:image/gif;base64,${CLEAR_PIXEL_GIF.data}` },
+            ],
+          },
+        ]);
+        expect(pathsContaining(input, CLEAR_PIXEL_GIF.data)).toEqual(['[3].output[1].image_url', '[4].output[1].image_url']);
+      });
+
+      it('keeps the output a string when no image can be read, saying why', async () => {
+        const server = await start([PLAIN_TEXT]);
+        const request: ChatRequest = {
+          messages: [
+            { role: 'user', content: 'draw' },
+            { role: 'assistant', content: null, tool_calls: [toolCall('call_1', 'draw')] },
+            { role: 'tool', tool_call_id: 'call_1', content: 'drawn', images: [{ mediaType: 'image/svg+xml', data: 'PHN2Zy8+' }] },
+          ],
+        };
+        await collectStream(adapter.stream(request, configFor(WIRE, server)));
+        const { input } = server.requests[0].body as { input: unknown[] };
+        expect(input[2]).toEqual({
+          type: 'function_call_output',
+          call_id: 'call_1',
+          output: 'drawn\n\n(1 image not shown (image/svg+xml): models read PNG, JPEG, GIF and WebP only.)',
+        });
       });
     });
 

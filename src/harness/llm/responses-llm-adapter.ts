@@ -13,6 +13,7 @@ import { LlmResponseError } from './llm-errors';
 import type { LlmHttpOptions } from './llm-http-client';
 import { describeProviderError } from './provider-error-message';
 import { systemPrompt } from './system-prompt';
+import { imageDataUrl, toolImagesOf } from './tool-images';
 
 const PROVIDER = 'responses';
 const DEFAULT_BASE_URL = 'https://api.openai.com/v1';
@@ -23,8 +24,10 @@ const USAGE_FIELDS = { prompt: 'input_tokens', completion: 'output_tokens', tota
  *
  * The conversation is sent statelessly as `input` items: text messages as `message` items,
  * assistant tool calls as `function_call` items and tool results as `function_call_output`
- * items joined by `call_id`; system messages go to `instructions`. Reasoning is not sent back:
- * the API only takes it as encrypted reasoning items, which the internal shape does not keep.
+ * items joined by `call_id`; system messages go to `instructions`. A result with images has an
+ * `output` list instead of a string: its text as `input_text`, then each image as an
+ * `input_image` with a `data:` URL. Reasoning is not sent back: the API only takes it as
+ * encrypted reasoning items, which the internal shape does not keep.
  */
 export class ResponsesLlmAdapter extends HttpLlmAdapter {
   constructor(options: LlmHttpOptions = {}) {
@@ -85,8 +88,16 @@ function toInputItems(message: ChatMessage): Record<string, unknown>[] {
       return items;
     }
     case 'tool':
-      return [{ type: 'function_call_output', call_id: message.tool_call_id ?? '', output: message.content ?? '' }];
+      return [{ type: 'function_call_output', call_id: message.tool_call_id ?? '', output: functionCallOutput(message) }];
   }
+}
+
+/** A tool message's `output`: its text, or its text and images as input content. */
+function functionCallOutput(message: ChatMessage): string | Record<string, unknown>[] {
+  const { images, text } = toolImagesOf(message);
+  if (images.length === 0) return text;
+  const textItems = text === '' ? [] : [{ type: 'input_text', text }];
+  return [...textItems, ...images.map((image) => ({ type: 'input_image', image_url: imageDataUrl(image) }))];
 }
 
 /** One function call of the streamed response. */

@@ -8,6 +8,7 @@ export const DEFAULT_SCENARIO_MARKERS = {
   cloud: '[demo:cloud]',
   restricted: '[demo:restricted]',
   local: '[demo:local]',
+  content: '[demo:content]',
 } as const;
 
 /**
@@ -43,6 +44,18 @@ export function defaultScenario(): ScriptedScenario {
         rounds: [
           { toolCalls: [{ name: 'write_file', arguments: { path: 'out.txt', content: 'x' } }, { name: 'glob', arguments: { pattern: '**/*' } }] },
           { content: 'This session may not write files.' },
+        ],
+      },
+      {
+        match: DEFAULT_SCENARIO_MARKERS.content,
+        rounds: [
+          {
+            toolCalls: [
+              { name: 'mcp__content__pixel', arguments: { caption: 'a screenshot, one pixel wide' } },
+              { name: 'mcp__content__large_text', arguments: { bytes: 200_000 } },
+            ],
+          },
+          { content: 'I saw the image, and read the head and tail of the long output.' },
         ],
       },
       {

@@ -2,9 +2,17 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import type { ChatRequest, LlmModelConfig } from './chat-request';
-import { loadScenarioFile, parseScenario, ScenarioError, ScriptedLlmAdapter, type ScriptedScenario } from './scripted-llm-adapter';
+import {
+  loadScenarioFile,
+  parseScenario,
+  ScenarioError,
+  SCRIPTED_RECEIVED_LIMIT,
+  ScriptedLlmAdapter,
+  type ScriptedScenario,
+} from './scripted-llm-adapter';
 import { caught } from './testing/caught';
 import { collectStream } from './testing/collect-stream';
+import { IMAGE_ROUND, RED_PIXEL_PNG } from './testing/tool-image-round';
 
 const CONFIG: LlmModelConfig = { protocol: 'scripted', baseUrl: null, apiKey: null, model: 'scripted' };
 
@@ -137,6 +145,60 @@ describe('ScriptedLlmAdapter', () => {
       adapter.reset(1);
       expect((await adapter.chat(request(1), CONFIG)).message.content).toBe('first');
     });
+  });
+});
+
+describe('ScriptedLlmAdapter.received', () => {
+  it('records each request of a session in order, the tool results\' images included', async () => {
+    const adapter = new ScriptedLlmAdapter({ rounds: [] });
+    await collectStream(adapter.stream(request(1, 'first'), CONFIG));
+    await adapter.chat(IMAGE_ROUND, CONFIG);
+    await collectStream(adapter.stream(request(2, 'other session'), CONFIG));
+
+    const received = adapter.received(1);
+    expect(received.map((r) => r.messages.length)).toEqual([1, 4]);
+    expect(received[1]).toEqual(IMAGE_ROUND);
+    expect(received[1].messages[3].images).toEqual([RED_PIXEL_PNG]);
+    expect(adapter.received(2).map((r) => r.messages[0].content)).toEqual(['other session']);
+    expect(adapter.received(3)).toEqual([]);
+  });
+
+  it('keeps requests without a session under null', async () => {
+    const adapter = new ScriptedLlmAdapter({ rounds: [] });
+    await adapter.chat(request(undefined, 'a'), CONFIG);
+    await adapter.chat(request(null, 'b'), CONFIG);
+    expect(adapter.received(null).map((r) => r.messages[0].content)).toEqual(['a', 'b']);
+  });
+
+  it('keeps each request as it was sent, whatever the caller changes afterwards', async () => {
+    const adapter = new ScriptedLlmAdapter({ rounds: [] });
+    const sent: ChatRequest = structuredClone(IMAGE_ROUND);
+    await adapter.chat(sent, CONFIG);
+    sent.messages.push({ role: 'user', content: 'later' });
+    sent.messages[3].images!.push({ mediaType: 'image/png', data: 'AAAA' });
+    sent.messages[3].images![0].data = 'changed';
+    sent.messages[1].tool_calls![0].function.arguments = '{}';
+    expect(adapter.received(1)).toEqual([IMAGE_ROUND]);
+  });
+
+  it('forgets what a session sent on reset', async () => {
+    const adapter = new ScriptedLlmAdapter({ rounds: [] });
+    await adapter.chat(request(1), CONFIG);
+    await adapter.chat(request(2), CONFIG);
+    adapter.reset(1);
+    expect(adapter.received(1)).toEqual([]);
+    expect(adapter.received(2)).toHaveLength(1);
+    adapter.reset();
+    expect(adapter.received(2)).toEqual([]);
+  });
+
+  it(`keeps the latest ${SCRIPTED_RECEIVED_LIMIT} requests of a session`, async () => {
+    const adapter = new ScriptedLlmAdapter({ rounds: [] });
+    for (let n = 1; n <= SCRIPTED_RECEIVED_LIMIT + 2; n++) await adapter.chat(request(1, `call ${n}`), CONFIG);
+    const received = adapter.received(1);
+    expect(received).toHaveLength(SCRIPTED_RECEIVED_LIMIT);
+    expect(received[0].messages[0].content).toBe('call 3');
+    expect(received.at(-1)?.messages[0].content).toBe(`call ${SCRIPTED_RECEIVED_LIMIT + 2}`);
   });
 });
 

@@ -173,14 +173,22 @@ interface ResolvedRound {
 const NO_SESSION = Symbol('no-session');
 
 /**
+ * How many of a session's requests the scripted model keeps for {@link ScriptedLlmAdapter.received}:
+ * the latest, so a long demo session does not hold every conversation it ever sent.
+ */
+export const SCRIPTED_RECEIVED_LIMIT = 50;
+
+/**
  * The model of `LLM_PROTOCOL=scripted`: the n-th call for a session answers with the n-th round,
  * then "done". It streams like a real provider (text in word-sized pieces, tool-call arguments
  * in several fragments by index, a last chunk with finish reason and usage), so the agent loop
- * and the WebSocket clients see the same event sequence as with a real model.
+ * and the WebSocket clients see the same event sequence as with a real model. It records what
+ * it was sent ({@link received}), images included, as a real provider's tests read its requests.
  */
 export class ScriptedLlmAdapter implements LlmAdapter {
   private readonly callsBySession = new Map<number | typeof NO_SESSION, number>();
   private readonly generatedIdsBySession = new Map<number | typeof NO_SESSION, number>();
+  private readonly receivedBySession = new Map<number | typeof NO_SESSION, ChatRequest[]>();
 
   constructor(private readonly scenario: ScriptedScenario) {}
 
@@ -208,16 +216,37 @@ export class ScriptedLlmAdapter implements LlmAdapter {
     }
   }
 
-  /** Forgets the progress of one session (or of all sessions), so it starts again at round 1. */
+  /**
+   * The requests a session sent (`null`: those without a session), oldest first, as they were
+   * when they came: each message with its images and attachments. At most the latest
+   * {@link SCRIPTED_RECEIVED_LIMIT}.
+   */
+  received(sessionId: number | null): ChatRequest[] {
+    return [...(this.receivedBySession.get(sessionId ?? NO_SESSION) ?? [])];
+  }
+
+  /**
+   * Forgets the progress of one session (or of all sessions), so it starts again at round 1,
+   * and what it received.
+   */
   reset(sessionId?: number | null): void {
     if (sessionId === undefined) {
       this.callsBySession.clear();
       this.generatedIdsBySession.clear();
+      this.receivedBySession.clear();
       return;
     }
     const key = sessionId ?? NO_SESSION;
     this.callsBySession.delete(key);
     this.generatedIdsBySession.delete(key);
+    this.receivedBySession.delete(key);
+  }
+
+  private record(key: number | typeof NO_SESSION, request: ChatRequest): void {
+    const received = this.receivedBySession.get(key) ?? [];
+    received.push(snapshotOf(request));
+    if (received.length > SCRIPTED_RECEIVED_LIMIT) received.shift();
+    this.receivedBySession.set(key, received);
   }
 
   /** The script picked by the conversation's first user message, else the scenario's rounds. */
@@ -228,6 +257,7 @@ export class ScriptedLlmAdapter implements LlmAdapter {
 
   private nextRound(request: ChatRequest): ResolvedRound {
     const key = request.sessionId ?? NO_SESSION;
+    this.record(key, request);
     const n = this.callsBySession.get(key) ?? 0;
     this.callsBySession.set(key, n + 1);
     const round: ScriptedRound = this.roundsFor(request)[n] ?? { content: SCRIPTED_DONE_ANSWER };
@@ -255,6 +285,24 @@ export class ScriptedLlmAdapter implements LlmAdapter {
       usage: { promptTokens, completionTokens, totalTokens: promptTokens + completionTokens },
     };
   }
+}
+
+/**
+ * A request as it is now, safe from later changes to the caller's conversation: the arrays and
+ * objects are copied; the strings (base64 images among them) are shared, as they cannot change.
+ */
+function snapshotOf(request: ChatRequest): ChatRequest {
+  const snapshot: ChatRequest = { ...request, messages: request.messages.map(snapshotOfMessage) };
+  if (request.tools) snapshot.tools = request.tools.map((tool) => ({ ...tool, function: { ...tool.function } }));
+  return snapshot;
+}
+
+function snapshotOfMessage(message: ChatMessage): ChatMessage {
+  const snapshot: ChatMessage = { ...message };
+  if (message.tool_calls) snapshot.tool_calls = message.tool_calls.map((call) => ({ ...call, function: { ...call.function } }));
+  if (message.images) snapshot.images = message.images.map((image) => ({ ...image }));
+  if (message.attachments) snapshot.attachments = message.attachments.map((attachment) => ({ ...attachment }));
+  return snapshot;
 }
 
 function argumentsText(value: unknown): string {

@@ -2,9 +2,11 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
 import * as path from 'node:path';
+import type { ToolOutput } from '../tool/tool-output';
 import { McpClientManager } from './mcp-client-manager';
 import { McpConnectError, McpRequestError, UnknownMcpServerError } from './mcp-errors';
 import type { McpServerConfig } from './mcp-server-config';
+import { outputText } from './testing/tool-output-text';
 
 const DEMO_SERVER_JS = path.join(__dirname, '../../../build/dev/demo/mcp-demo-server.js');
 const DEMO_SERVER_TS = path.join(__dirname, '../../demo/mcp-demo-server.ts');
@@ -47,8 +49,26 @@ async function waitFor(condition: () => boolean, description: string, timeoutMs 
   }
 }
 
+/** The text the model reads of a call's output. */
+async function text(call: Promise<ToolOutput>): Promise<string> {
+  return outputText(await call);
+}
+
+/**
+ * A call that got no result: an `isError` output whose text is the JSON error object the model
+ * has always read, and whose `errorMessage` is that object's message. Returns the object.
+ */
+async function failedCall(call: Promise<ToolOutput>): Promise<{ error: string }> {
+  const output = await call;
+  expect(output.isError).toBe(true);
+  expect(output.parts).toHaveLength(1);
+  const answer = JSON.parse(outputText(output)) as { error: string };
+  expect(output.errorMessage).toBe(answer.error);
+  return answer;
+}
+
 async function pidOf(manager: McpClientManager, sessionId: number, serverId = 1): Promise<number> {
-  const answer = await manager.callTool(sessionId, serverId, 'pid', '{}');
+  const answer = await text(manager.callTool(sessionId, serverId, 'pid', '{}'));
   const pid = Number(answer);
   if (!Number.isInteger(pid)) throw new Error(`pid tool answered ${answer}`);
   return pid;
@@ -110,32 +130,44 @@ describe('McpClientManager', () => {
       expect(echo.inputSchema).toMatchObject({ type: 'object', properties: { text: { type: 'string' } }, required: ['text'] });
     });
 
-    it('returns the text of a successful call', async () => {
-      await expect(manager.callTool(SHARED, 1, 'echo', '{"text":"hello\\nworld"}')).resolves.toBe('hello\nworld');
+    it('returns the text of a successful call as a text part', async () => {
+      await expect(manager.callTool(SHARED, 1, 'echo', '{"text":"hello\\nworld"}')).resolves.toEqual({
+        kind: 'tool-output',
+        parts: [{ type: 'text', text: 'hello\nworld' }],
+      });
     });
 
-    it('turns an isError result into an error object holding its text', async () => {
-      expect(JSON.parse(await manager.callTool(SHARED, 1, 'fail', '{"reason":"disk full"}'))).toEqual({ error: 'disk full' });
-      expect(JSON.parse(await manager.callTool(SHARED, 1, 'fail', '{}'))).toEqual({ error: 'failed on purpose' });
+    it("marks an isError result as an error whose message is the server's text, unwrapped", async () => {
+      await expect(manager.callTool(SHARED, 1, 'fail', '{"reason":"disk full"}')).resolves.toEqual({
+        kind: 'tool-output',
+        parts: [{ type: 'text', text: 'disk full' }],
+        isError: true,
+        errorMessage: 'disk full',
+      });
+      await expect(text(manager.callTool(SHARED, 1, 'fail', '{}'))).resolves.toBe('failed on purpose');
     });
 
-    it('returns structured content as its JSON rather than the text parts', async () => {
-      const answer = await manager.callTool(SHARED, 1, 'stats', '{"numbers":[1,2,6]}');
-
-      expect(JSON.parse(answer)).toEqual({ count: 3, sum: 9, mean: 3 });
+    it('keeps structured content beside the text parts', async () => {
+      await expect(manager.callTool(SHARED, 1, 'stats', '{"numbers":[1,2,6]}')).resolves.toEqual({
+        kind: 'tool-output',
+        parts: [{ type: 'text', text: '{"count":3,"sum":9,"mean":3}' }],
+        structuredContent: { count: 3, sum: 9, mean: 3 },
+      });
     });
 
     it('reports an unknown tool and arguments the server rejects as errors', async () => {
-      const unknown = JSON.parse(await manager.callTool(SHARED, 1, 'no_such_tool', '{}'));
-      expect(unknown.error).toContain('no_such_tool');
+      const unknown = await manager.callTool(SHARED, 1, 'no_such_tool', '{}');
+      expect(unknown.isError).toBe(true);
+      expect(outputText(unknown)).toContain('no_such_tool');
 
-      const wrongType = JSON.parse(await manager.callTool(SHARED, 1, 'echo', '{"text":5}'));
-      expect(wrongType.error).toContain('text');
+      const wrongType = await manager.callTool(SHARED, 1, 'echo', '{"text":5}');
+      expect(wrongType.isError).toBe(true);
+      expect(wrongType.errorMessage).toContain('text');
     });
 
     it('treats empty arguments as an empty object', async () => {
       await expect(pidOf(manager, SHARED)).resolves.toEqual(expect.any(Number));
-      await expect(manager.callTool(SHARED, 1, 'pid', '')).resolves.toMatch(/^\d+$/);
+      await expect(text(manager.callTool(SHARED, 1, 'pid', ''))).resolves.toMatch(/^\d+$/);
     });
 
     describe('when the arguments are not a JSON object', () => {
@@ -148,7 +180,7 @@ describe('McpClientManager', () => {
         // A server that cannot start would turn any contact into a connection error.
         const unreachable = newManager([stdioServer({ command: path.join(__dirname, 'no-such-command') })]);
 
-        const error = JSON.parse(await unreachable.callTool(SHARED, 1, 'echo', argumentsJson)).error as string;
+        const error = (await failedCall(unreachable.callTool(SHARED, 1, 'echo', argumentsJson))).error as string;
 
         expect(error).toContain("Invalid arguments for MCP tool 'echo'");
         expect(error).toContain(problem);
@@ -157,7 +189,7 @@ describe('McpClientManager', () => {
     });
 
     it('reports an unknown server id as a failed call', async () => {
-      expect(JSON.parse(await manager.callTool(SHARED, 99, 'echo', '{"text":"x"}'))).toEqual({
+      expect(await failedCall(manager.callTool(SHARED, 99, 'echo', '{"text":"x"}'))).toEqual({
         error: 'MCP tool call failed: Unknown MCP server id 99',
       });
       await expect(manager.listTools(SHARED, 99)).rejects.toBeInstanceOf(UnknownMcpServerError);
@@ -173,10 +205,10 @@ describe('McpClientManager', () => {
       it('answers with a timeout error and keeps the client for the next call', async () => {
         const pidBefore = await pidOf(manager, SHARED);
 
-        const answer = JSON.parse(await manager.callTool(SHARED, 1, 'slow', '{"ms":10000}'));
+        const answer = await failedCall(manager.callTool(SHARED, 1, 'slow', '{"ms":10000}'));
 
         expect(answer.error).toBe(`MCP tool call failed: 'slow' on MCP server 'demo' did not answer within ${CALL_TIMEOUT_MS} ms`);
-        await expect(manager.callTool(SHARED, 1, 'echo', '{"text":"still here"}')).resolves.toBe('still here');
+        await expect(text(manager.callTool(SHARED, 1, 'echo', '{"text":"still here"}'))).resolves.toBe('still here');
         await expect(pidOf(manager, SHARED)).resolves.toBe(pidBefore);
       });
     });
@@ -186,14 +218,14 @@ describe('McpClientManager', () => {
         const otherSession = await pidOf(manager, SHARED);
         const pidBefore = await pidOf(manager, 10);
 
-        const answer = JSON.parse(await manager.callTool(10, 1, 'crash', '{}'));
+        const answer = await failedCall(manager.callTool(10, 1, 'crash', '{}'));
 
         expect(answer.error).toMatch(/^MCP tool call failed: MCP server 'demo' closed the connection/);
         expect(isAlive(pidBefore)).toBe(false);
         await expect(pidOf(manager, SHARED)).resolves.toBe(otherSession);
         const pidAfter = await pidOf(manager, 10);
         expect(pidAfter).not.toBe(pidBefore);
-        await expect(manager.callTool(10, 1, 'echo', '{"text":"back"}')).resolves.toBe('back');
+        await expect(text(manager.callTool(10, 1, 'echo', '{"text":"back"}'))).resolves.toBe('back');
       });
     });
 
@@ -236,7 +268,7 @@ describe('McpClientManager', () => {
     it('reports a command that cannot be started', async () => {
       const manager = newManager([stdioServer({ command: path.join(__dirname, 'no-such-command') })]);
 
-      const answer = JSON.parse(await manager.callTool(1, 1, 'echo', '{"text":"x"}'));
+      const answer = await failedCall(manager.callTool(1, 1, 'echo', '{"text":"x"}'));
 
       expect(answer.error).toMatch(/^MCP tool call failed: Could not connect to MCP server 'demo': .*ENOENT/);
       await expect(manager.listTools(1, 1)).rejects.toBeInstanceOf(McpConnectError);
@@ -260,7 +292,7 @@ describe('McpClientManager', () => {
       // Reads stdin and never writes: a process that is not an MCP server.
       const manager = newManager([stdioServer({ args: ['-e', 'process.stdin.resume()'] })], { connectTimeoutMs: 300 });
 
-      const answer = JSON.parse(await manager.callTool(1, 1, 'echo', '{"text":"x"}'));
+      const answer = await failedCall(manager.callTool(1, 1, 'echo', '{"text":"x"}'));
 
       expect(answer.error).toMatch(/^MCP tool call failed: Could not connect to MCP server 'demo': .*300 ms/);
       await manager.closeAll();
@@ -302,25 +334,27 @@ describe('McpClientManager', () => {
       expect(refs.every((ref) => ref.serverId === 7 && ref.serverName === 'web')).toBe(true);
     });
 
-    it('formats success, isError, structured content and unknown tools like stdio', async () => {
-      await expect(manager.callTool(1, 7, 'echo', '{"text":"over http"}')).resolves.toBe('over http');
-      expect(JSON.parse(await manager.callTool(1, 7, 'fail', '{"reason":"nope"}'))).toEqual({ error: 'nope' });
-      expect(JSON.parse(await manager.callTool(1, 7, 'stats', '{"numbers":[]}'))).toEqual({ count: 0, sum: 0, mean: null });
-      expect(JSON.parse(await manager.callTool(1, 7, 'missing', '{}')).error).toContain('missing');
+    it('gives success, isError, structured content and unknown tools like stdio', async () => {
+      await expect(text(manager.callTool(1, 7, 'echo', '{"text":"over http"}'))).resolves.toBe('over http');
+      await expect(manager.callTool(1, 7, 'fail', '{"reason":"nope"}')).resolves.toMatchObject({ isError: true, errorMessage: 'nope' });
+      await expect(manager.callTool(1, 7, 'stats', '{"numbers":[]}')).resolves.toMatchObject({ structuredContent: { count: 0, sum: 0, mean: null } });
+      const missing = await manager.callTool(1, 7, 'missing', '{}');
+      expect(missing.isError).toBe(true);
+      expect(outputText(missing)).toContain('missing');
     });
 
     it('times out a slow call and keeps working', async () => {
-      const answer = JSON.parse(await manager.callTool(1, 7, 'slow', '{"ms":10000}'));
+      const answer = await failedCall(manager.callTool(1, 7, 'slow', '{"ms":10000}'));
 
       expect(answer.error).toContain(`did not answer within ${CALL_TIMEOUT_MS} ms`);
-      await expect(manager.callTool(1, 7, 'echo', '{"text":"after"}')).resolves.toBe('after');
+      await expect(text(manager.callTool(1, 7, 'echo', '{"text":"after"}'))).resolves.toBe('after');
     });
 
     it('reports a server that is not listening', async () => {
       const port = await closedPort();
       const gone = newManager([{ id: 8, name: 'gone', type: 'http', url: `http://127.0.0.1:${port}/mcp` }]);
 
-      const answer = JSON.parse(await gone.callTool(1, 8, 'echo', '{"text":"x"}'));
+      const answer = await failedCall(gone.callTool(1, 8, 'echo', '{"text":"x"}'));
 
       expect(answer.error).toMatch(/^MCP tool call failed: Could not connect to MCP server 'gone'/);
       await expect(gone.listTools(1, 8)).rejects.toBeInstanceOf(McpConnectError);
@@ -332,13 +366,13 @@ describe('McpClientManager', () => {
       // A call timeout far beyond the test's: only a noticed connection loss answers in time.
       const crashing = newManager([{ id: 9, name: 'doomed', type: 'http', url: doomed.url }], { callTimeoutMs: 60_000 });
       try {
-        await expect(crashing.callTool(1, 9, 'echo', '{"text":"alive"}')).resolves.toBe('alive');
+        await expect(text(crashing.callTool(1, 9, 'echo', '{"text":"alive"}'))).resolves.toBe('alive');
 
-        const answer = JSON.parse(await crashing.callTool(1, 9, 'crash', '{}'));
+        const answer = await failedCall(crashing.callTool(1, 9, 'crash', '{}'));
 
         expect(answer.error).toMatch(/^MCP tool call failed: lost the connection to MCP server 'doomed' before 'crash' answered \(.+\)$/);
         // The dead client was dropped: the next call starts a new connection (which finds nobody).
-        const next = JSON.parse(await crashing.callTool(1, 9, 'echo', '{"text":"x"}'));
+        const next = await failedCall(crashing.callTool(1, 9, 'echo', '{"text":"x"}'));
         expect(next.error).toMatch(/^MCP tool call failed: Could not connect to MCP server 'doomed'/);
       } finally {
         await crashing.closeAll();
@@ -353,7 +387,7 @@ describe('McpClientManager', () => {
       try {
         await pidOf(manager, 1);
 
-        const answer = JSON.parse(await manager.callTool(1, 1, 'slow', '{"ms":5000}'));
+        const answer = await failedCall(manager.callTool(1, 1, 'slow', '{"ms":5000}'));
 
         expect(answer.error).toBe("MCP tool call failed: 'slow' on MCP server 'demo' did not answer within 150 ms");
       } finally {
@@ -364,7 +398,7 @@ describe('McpClientManager', () => {
     it("takes a server's connectTimeoutMs over the manager's", async () => {
       const manager = newManager([stdioServer({ args: ['-e', 'process.stdin.resume()'], connectTimeoutMs: 200 })], { connectTimeoutMs: 10_000 });
       try {
-        const answer = JSON.parse(await manager.callTool(1, 1, 'echo', '{"text":"x"}'));
+        const answer = await failedCall(manager.callTool(1, 1, 'echo', '{"text":"x"}'));
 
         expect(answer.error).toBe("MCP tool call failed: Could not connect to MCP server 'demo': no handshake within 200 ms");
       } finally {
@@ -382,7 +416,7 @@ describe('McpClientManager', () => {
         setTimeout(() => controller.abort(new Error('the run was cancelled')), 100);
         const startedAt = Date.now();
 
-        const answer = JSON.parse(await manager.callTool(1, 1, 'slow', '{"ms":5000}', { signal: controller.signal }));
+        const answer = await failedCall(manager.callTool(1, 1, 'slow', '{"ms":5000}', { signal: controller.signal }));
 
         expect(Date.now() - startedAt).toBeLessThan(1_000);
         expect(answer).toEqual({ error: "MCP tool call cancelled before 'slow' on MCP server 'demo' answered (the run was cancelled)" });
@@ -395,7 +429,7 @@ describe('McpClientManager', () => {
     it('does not connect for a call whose signal has already fired', async () => {
       const manager = newManager([stdioServer()]);
 
-      const answer = JSON.parse(await manager.callTool(1, 1, 'echo', '{"text":"x"}', { signal: AbortSignal.abort() }));
+      const answer = await failedCall(manager.callTool(1, 1, 'echo', '{"text":"x"}', { signal: AbortSignal.abort() }));
 
       expect(answer).toEqual({ error: "MCP tool call cancelled before 'echo' on MCP server 'demo' answered" });
       expect(manager.hasClients(1)).toBe(false);
@@ -407,7 +441,7 @@ describe('McpClientManager', () => {
       try {
         const startedAt = Date.now();
 
-        const answer = JSON.parse(await manager.callTool(1, 1, 'echo', '{"text":"x"}', { signal: AbortSignal.timeout(100) }));
+        const answer = await failedCall(manager.callTool(1, 1, 'echo', '{"text":"x"}', { signal: AbortSignal.timeout(100) }));
 
         expect(Date.now() - startedAt).toBeLessThan(1_000);
         expect(answer).toEqual({ error: "MCP tool call cancelled before 'echo' on MCP server 'demo' answered (the call's deadline passed)" });
@@ -433,7 +467,7 @@ describe('McpClientManager', () => {
     it('does not close the clients while a call of the session is still running', async () => {
       const manager = newManager([stdioServer()], { idleTimeoutMs: 100, callTimeoutMs: 5_000 });
       const pid = await pidOf(manager, 1);
-      await expect(manager.callTool(1, 1, 'slow', '{"ms":400}')).resolves.toBe('waited 400 ms');
+      await expect(text(manager.callTool(1, 1, 'slow', '{"ms":400}'))).resolves.toBe('waited 400 ms');
       await expect(pidOf(manager, 1)).resolves.toBe(pid);
       await manager.closeAll();
       expect(isAlive(pid)).toBe(false);
@@ -502,7 +536,7 @@ describe('McpClientManager', () => {
       const manager = newManager([stdioServer({ name: 'broken', args: ['-e', brokenServer] })]);
 
       const failure = await manager.listTools(1, 1).catch((error: unknown) => error);
-      const answer = JSON.parse(await manager.callTool(1, 1, 'anything', '{}'));
+      const answer = await failedCall(manager.callTool(1, 1, 'anything', '{}'));
 
       expect(failure).toBeInstanceOf(McpRequestError);
       expect((failure as McpRequestError).message).toBe("MCP server 'broken' failed tools/list: MCP error -32603: tools are broken");

@@ -5,7 +5,8 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ErrorCode, McpError, type Progress } from '@modelcontextprotocol/sdk/types.js';
 import { parseToolArguments } from '../tool/tool-arguments';
 import type { ToolCallProgress } from '../tool/tool-call-context';
-import { formatMcpCallResult } from './mcp-call-result';
+import type { ToolOutput } from '../tool/tool-output';
+import { errorObjectOutput, mcpCallResultToOutput } from './mcp-call-result';
 import { McpConnectError, McpRequestError, UnknownMcpServerError } from './mcp-errors';
 import { connectionLostReason, createMcpHttpTransport } from './mcp-http-transport';
 import { McpRequestStoppedError, withRequestDeadline } from './mcp-request-deadline';
@@ -189,10 +190,13 @@ export class McpClientManager {
   }
 
   /**
-   * Calls a tool and returns what the model should read (see `formatMcpCallResult`). Never
-   * rejects: bad arguments give `{"error": ...}` without calling the server; an unknown server, a
-   * failed connection, a server that dies or a connection that breaks mid-call, and a call that
-   * outlives its deadlines give `{"error":"MCP tool call failed: ..."}`; a cancelled call gives
+   * Calls a tool and returns its result as a `ToolOutput` (see `mcpCallResultToOutput`): the
+   * server's content parts, its `isError`, its structured content. Never rejects. A call that
+   * gets no result is an `isError` output whose text is the JSON error object the model has
+   * always read (`errorObjectOutput`): bad arguments give `{"error":"Invalid arguments for MCP
+   * tool ..."}` without calling the server; an unknown server, a failed connection, a server that
+   * dies or a connection that breaks mid-call, and a call that outlives its deadlines give
+   * `{"error":"MCP tool call failed: ..."}`; a cancelled call gives
    * `{"error":"MCP tool call cancelled ..."}` at once.
    *
    * Deadlines (counted from when the call is sent, after connecting): the call ends when the
@@ -206,11 +210,11 @@ export class McpClientManager {
     toolName: string,
     argumentsJson: string,
     options: McpCallOptions = {},
-  ): Promise<string> {
+  ): Promise<ToolOutput> {
     const server = this.servers.get(serverId);
     if (!server) return callFailed(new UnknownMcpServerError(serverId).message);
     const parsed = parseToolArguments(argumentsJson);
-    if (!parsed.ok) return JSON.stringify({ error: `Invalid arguments for MCP tool '${toolName}': ${parsed.error}` });
+    if (!parsed.ok) return errorObjectOutput(`Invalid arguments for MCP tool '${toolName}': ${parsed.error}`);
     if (options.signal?.aborted) return callCancelled(toolName, server.name, options.signal.reason);
     return this.whileBusy(sessionId, () => this.callServerTool(sessionId, server, toolName, parsed.args, options));
   }
@@ -221,7 +225,7 @@ export class McpClientManager {
     toolName: string,
     args: Record<string, unknown>,
     { signal, onProgress }: McpCallOptions,
-  ): Promise<string> {
+  ): Promise<ToolOutput> {
     const connection = this.connection(sessionId, server);
     let client: Client;
     try {
@@ -245,7 +249,7 @@ export class McpClientManager {
           },
         }),
       );
-      return formatMcpCallResult(result);
+      return mcpCallResultToOutput(result);
     } catch (error) {
       this.dropIfDead(sessionId, server.id, connection, error);
       if (error instanceof McpRequestStoppedError) {
@@ -462,14 +466,14 @@ function describeFailure(error: unknown, timeoutMs: number, serverName: string):
   return cause && cause !== error.message ? `${error.message} (${cause})` : error.message;
 }
 
-function callFailed(reason: string): string {
-  return JSON.stringify({ error: `MCP tool call failed: ${reason}` });
+function callFailed(reason: string): ToolOutput {
+  return errorObjectOutput(`MCP tool call failed: ${reason}`);
 }
 
-function callCancelled(toolName: string, serverName: string, reason: unknown): string {
+function callCancelled(toolName: string, serverName: string, reason: unknown): ToolOutput {
   const why = describeCancelReason(reason);
   const error = `MCP tool call cancelled before '${toolName}' on MCP server '${serverName}' answered`;
-  return JSON.stringify({ error: why ? `${error} (${why})` : error });
+  return errorObjectOutput(why ? `${error} (${why})` : error);
 }
 
 /**

@@ -5,6 +5,7 @@ import { ToolCallContext } from '../tool/tool-call-context';
 import { McpClientManager } from './mcp-client-manager';
 import { MCP_TOOL_NAME_SEPARATOR, McpToolAdapter, mcpToolName, parseMcpToolName } from './mcp-tool-adapter';
 import type { McpToolRef } from './mcp-tool-ref';
+import { asToolOutput, outputText } from './testing/tool-output-text';
 
 const DEMO_SERVER_JS = path.join(__dirname, '../../../build/dev/demo/mcp-demo-server.js');
 const SESSION = 12;
@@ -61,13 +62,23 @@ describe('McpToolAdapter', () => {
 
   describe('without a client manager (the desktop runs the tool, LOCAL)', () => {
     const adapter = new McpToolAdapter(ref(), null);
-    const refusal = { error: "MCP tool 'mcp__demo__echo' runs on the desktop client, not on the server" };
+    const message = "MCP tool 'mcp__demo__echo' runs on the desktop client, not on the server";
+    const refusal = {
+      kind: 'tool-output',
+      parts: [{ type: 'text', text: JSON.stringify({ error: message }) }],
+      isError: true,
+      errorMessage: message,
+    };
 
-    it('refuses to run on the server, whatever the arity', async () => {
-      expect(JSON.parse(await adapter.execute('{"text":"x"}', SESSION, USER, WORKSPACE))).toEqual(refusal);
-      expect(JSON.parse(await adapter.execute('{"text":"x"}', SESSION, WORKSPACE))).toEqual(refusal);
-      expect(JSON.parse(await adapter.execute('{"text":"x"}', WORKSPACE))).toEqual(refusal);
-      expect(JSON.parse(await adapter.execute('{"text":"x"}'))).toEqual(refusal);
+    it('refuses to run on the server with an error output, whatever the arity', async () => {
+      await expect(adapter.execute('{"text":"x"}', SESSION, USER, WORKSPACE)).resolves.toEqual(refusal);
+      await expect(adapter.execute('{"text":"x"}', SESSION, WORKSPACE)).resolves.toEqual(refusal);
+      await expect(adapter.execute('{"text":"x"}', WORKSPACE)).resolves.toEqual(refusal);
+      await expect(adapter.execute('{"text":"x"}')).resolves.toEqual(refusal);
+    });
+
+    it('gives the model the refusal text it always read', async () => {
+      expect(outputText(await adapter.execute('{"text":"x"}'))).toBe(`{"error":"${message}"}`);
     });
   });
 
@@ -82,18 +93,29 @@ describe('McpToolAdapter', () => {
     });
     afterAll(() => manager.closeAll());
 
-    it("calls the tool through the session's client", async () => {
+    it("calls the tool through the session's client and returns its output", async () => {
       const adapter = new McpToolAdapter(ref(), manager);
 
-      await expect(callTool(adapter, '{"text":"via adapter"}', SESSION, USER, WORKSPACE)).resolves.toBe('via adapter');
-      await expect(adapter.execute('{"text":"three args"}', SESSION, WORKSPACE)).resolves.toBe('three args');
+      await expect(callTool(adapter, '{"text":"via adapter"}', SESSION, USER, WORKSPACE)).resolves.toEqual({
+        kind: 'tool-output',
+        parts: [{ type: 'text', text: 'via adapter' }],
+      });
+      expect(outputText(await adapter.execute('{"text":"three args"}', SESSION, WORKSPACE))).toBe('three args');
     });
 
-    it('passes error results through unchanged', async () => {
+    it("passes the server's isError through as the outcome", async () => {
       const adapter = new McpToolAdapter(ref({ toolName: 'fail' }), manager);
 
-      expect(JSON.parse(await adapter.execute('{"reason":"no"}', SESSION, USER, WORKSPACE))).toEqual({ error: 'no' });
-      expect(JSON.parse(await adapter.execute('{broken', SESSION, USER, WORKSPACE)).error).toContain('not valid JSON');
+      await expect(adapter.execute('{"reason":"no"}', SESSION, USER, WORKSPACE)).resolves.toEqual({
+        kind: 'tool-output',
+        parts: [{ type: 'text', text: 'no' }],
+        isError: true,
+        errorMessage: 'no',
+      });
+      const broken = asToolOutput(await adapter.execute('{broken', SESSION, USER, WORKSPACE));
+      expect(broken.isError).toBe(true);
+      expect(JSON.parse(outputText(broken)).error).toContain('not valid JSON');
+      expect(broken.errorMessage).toContain('not valid JSON');
     });
 
     it("cancels the call when the tool call's signal fires", async () => {
@@ -107,16 +129,18 @@ describe('McpToolAdapter', () => {
       );
 
       expect(Date.now() - startedAt).toBeLessThan(1_000);
-      expect(JSON.parse(answer)).toEqual({ error: "MCP tool call cancelled before 'slow' on MCP server 'demo' answered (the run was cancelled)" });
+      expect(asToolOutput(answer).isError).toBe(true);
+      expect(JSON.parse(outputText(answer))).toEqual({ error: "MCP tool call cancelled before 'slow' on MCP server 'demo' answered (the run was cancelled)" });
     });
 
     it('refuses to run without a session, since clients belong to sessions', async () => {
       const adapter = new McpToolAdapter(ref(), manager);
-      const refusal = { error: "MCP tool 'mcp__demo__echo' needs a session to run" };
+      const message = "MCP tool 'mcp__demo__echo' needs a session to run";
+      const refusal = { kind: 'tool-output', parts: [{ type: 'text', text: JSON.stringify({ error: message }) }], isError: true, errorMessage: message };
 
-      expect(JSON.parse(await adapter.execute('{"text":"x"}', WORKSPACE))).toEqual(refusal);
-      expect(JSON.parse(await adapter.execute('{"text":"x"}'))).toEqual(refusal);
-      expect(JSON.parse(await adapter.execute('{"text":"x"}', null, USER, WORKSPACE))).toEqual(refusal);
+      await expect(adapter.execute('{"text":"x"}', WORKSPACE)).resolves.toEqual(refusal);
+      await expect(adapter.execute('{"text":"x"}')).resolves.toEqual(refusal);
+      await expect(adapter.execute('{"text":"x"}', null, USER, WORKSPACE)).resolves.toEqual(refusal);
     });
   });
 });

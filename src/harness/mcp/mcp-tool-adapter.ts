@@ -3,6 +3,8 @@ import { BaseTool } from '../tool/tool';
 import { isPlainObject } from '../tool/tool-arguments';
 import { ToolCallContext, type ToolCallProgress } from '../tool/tool-call-context';
 import type { ToolDescriptor } from '../tool/tool-descriptor';
+import type { ToolOutput } from '../tool/tool-output';
+import { errorObjectOutput } from './mcp-call-result';
 import type { McpClientManager } from './mcp-client-manager';
 import type { McpToolRef } from './mcp-tool-ref';
 
@@ -34,6 +36,9 @@ export function parseMcpToolName(name: string): { serverName: string; toolName: 
  * In CLOUD mode the call honours its `ToolCallContext`: the call's signal cancels the MCP request
  * (the server gets `notifications/cancelled`) and the server's progress notifications are
  * reported with `ToolCallContext.reportProgress`.
+ *
+ * It always answers with a `ToolOutput`: the server's result as `McpClientManager.callTool`
+ * gives it, or, when it cannot run the tool here, an `isError` output (`errorObjectOutput`).
  */
 export class McpToolAdapter extends BaseTool {
   private readonly name: string;
@@ -85,13 +90,13 @@ export class McpToolAdapter extends BaseTool {
     argumentsJson: string,
     sessionId: number | null,
     _workspace: string | null,
-  ): Promise<string> {
+  ): Promise<ToolOutput> {
     if (this.clientManager == null) {
-      return Promise.resolve(JSON.stringify({ error: `MCP tool '${this.name}' runs on the desktop client, not on the server` }));
+      return Promise.resolve(errorObjectOutput(`MCP tool '${this.name}' runs on the desktop client, not on the server`));
     }
     if (sessionId == null) {
       // Clients are per session; without one there is no client to call through.
-      return Promise.resolve(JSON.stringify({ error: `MCP tool '${this.name}' needs a session to run` }));
+      return Promise.resolve(errorObjectOutput(`MCP tool '${this.name}' needs a session to run`));
     }
     // Progress notifications arrive in the connection's async context, not this call's: the sink
     // is bound here, where `ToolCallContext` still knows the call.
@@ -102,11 +107,11 @@ export class McpToolAdapter extends BaseTool {
     });
   }
 
-  protected override executeWithWorkspace(argumentsJson: string, workspace: string | null): Promise<string> {
+  protected override executeWithWorkspace(argumentsJson: string, workspace: string | null): Promise<ToolOutput> {
     return this.executeWithSession(argumentsJson, null, workspace);
   }
 
-  protected override executeImpl(argumentsJson: string): Promise<string> {
+  protected override executeImpl(argumentsJson: string): Promise<ToolOutput> {
     return this.executeWithSession(argumentsJson, null, null);
   }
 }

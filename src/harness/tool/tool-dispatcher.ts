@@ -6,7 +6,11 @@ import type { AskUserQuestionsRegistry } from './ask-user-questions-registry';
 import type { DangerAssessor } from './danger-assessor';
 import { validateAskUserQuestionsArguments } from './ask-user-questions-arguments';
 import { parsePermissionLevel } from './permission-level';
-import { callTool, type Tool } from './tool';
+import { callTool, type Tool, type ToolReturn } from './tool';
+import type { AttachmentStore } from './attachment-store';
+import { isToolOutput } from './tool-output';
+import { budgetResult, resultFromOutput, type ResultStorage, type ToolOutputBudget } from './tool-output-result';
+import { saveFullOutput } from './full-output-file';
 import type { ToolDescriptor } from './tool-descriptor';
 import { ToolCallContext } from './tool-call-context';
 import { UnknownToolError } from './tool-errors';
@@ -61,6 +65,10 @@ export interface ToolDispatcherDeps {
    * keeps its own limits.
    */
   callTimeoutMs?: number | null;
+  /** Where binary parts and full texts of results are kept; without it they are described, not kept. */
+  attachments?: AttachmentStore | null;
+  /** How much of a result the model reads; null or absent: all of it (the legacy behaviour). */
+  outputBudget?: ToolOutputBudget | null;
   /** Milliseconds from any origin, for `durationMs` (default `performance.now`). */
   now?: () => number;
 }
@@ -87,6 +95,8 @@ export class ToolDispatcher {
   private readonly backgroundTasks: BackgroundTaskManager | null;
   private readonly askTimeoutMs: number;
   private readonly callTimeoutMs: number | null;
+  private readonly attachments: AttachmentStore | null;
+  private readonly outputBudget: ToolOutputBudget | null;
   /** Invocations built by the light legacy forms, which take the registry-only cloud path. */
   private readonly lightInvocations = new WeakSet<ToolInvocation>();
   /** What a failed call threw, so the legacy entry can throw it again. */
@@ -104,6 +114,8 @@ export class ToolDispatcher {
     this.backgroundTasks = deps.backgroundTasks ?? null;
     this.askTimeoutMs = deps.askTimeoutMs ?? 10 * 60_000;
     this.callTimeoutMs = deps.callTimeoutMs ?? null;
+    this.attachments = deps.attachments ?? null;
+    this.outputBudget = deps.outputBudget ?? null;
     this.now = deps.now ?? (() => performance.now());
   }
 
@@ -136,6 +148,26 @@ export class ToolDispatcher {
     return { callId: invocation.callId, status: 'error', content: `Tool execution failed: ${message}`, errorMessage: message, durationMs: elapsed(started, this.now()) };
   }
 
+  /**
+   * A tool's answer as a result: a `ToolOutput`'s parts and status are facts; a bare string
+   * (legacy tools, desktop answers) goes through `normalizeToolResult`'s text rule. Either way the
+   * text the model reads is then held to the output budget, when one is set.
+   */
+  private async toResult(invocation: ToolInvocation, raw: unknown, durationMs: number): Promise<ToolResult> {
+    const storage: ResultStorage = {
+      store: this.attachments,
+      sessionId: invocation.sessionId,
+      executionId: invocation.executionId ?? null,
+      toolCallId: invocation.callId,
+      toolName: invocation.toolName,
+      saveFullText: invocation.executionMode === 'LOCAL' || !invocation.workspace ? undefined : (text) => saveFullOutput(invocation.workspace!, invocation.callId, text),
+    };
+    const result = isToolOutput(raw)
+      ? resultFromOutput(raw, storage, this.outputBudget ?? UNLIMITED_OUTPUT, durationMs)
+      : normalizeToolResult(invocation.callId, toContent(raw), durationMs);
+    return this.outputBudget ? budgetResult(result, storage, this.outputBudget) : result;
+  }
+
   /** The call's signal: the run's, and the dispatcher's deadline for any call when one is set. */
   private callSignal(runSignal: AbortSignal | undefined): AbortSignal | undefined {
     if (this.callTimeoutMs === null) return runSignal;
@@ -161,7 +193,7 @@ export class ToolDispatcher {
             invocation.executionUserId,
             this.resolveDescriptor(invocation.toolName, invocation.sessionTools),
           );
-      return normalizeToolResult(invocation.callId, toContent(raw), elapsed(started, this.now()));
+      return await this.toResult(invocation, raw, elapsed(started, this.now()));
     } catch (error) {
       const message = errorMessage(error);
       const result: ToolResult = {
@@ -216,7 +248,7 @@ export class ToolDispatcher {
   }
 
   /** The light cloud path: the registry only, no session. */
-  async dispatchCloud(toolName: string, argumentsJson: string, workspace: string | null): Promise<string> {
+  async dispatchCloud(toolName: string, argumentsJson: string, workspace: string | null): Promise<ToolReturn> {
     const tool = this.registry.get(toolName);
     if (!tool) throw new UnknownToolError(toolName);
     return callTool(tool, argumentsJson, undefined, undefined, workspace ?? undefined);
@@ -235,7 +267,7 @@ export class ToolDispatcher {
     sessionTools: Tool[] | null,
     executionUserId: number | null,
     descriptor: ToolDescriptor = this.resolveDescriptor(toolName, sessionTools),
-  ): Promise<string> {
+  ): Promise<ToolReturn> {
     const runAs = executionUserId ?? userId;
     if (toolName === ASK_USER_QUESTIONS_TOOL) {
       return this.askUser(sessionId, argumentsJson);
@@ -428,6 +460,9 @@ function legacyInvocation(n: number, toolName: string, argumentsJson: string, re
  * Tools are typed to return strings; what a tool hands back otherwise (an object, `undefined`)
  * becomes text rather than passing on as something else.
  */
+/** No limit: what a dispatcher without a budget hands the model. */
+const UNLIMITED_OUTPUT: ToolOutputBudget = { maxChars: Infinity, maxErrorChars: Infinity, maxImageBytes: Infinity };
+
 function toContent(raw: unknown): string {
   if (typeof raw === 'string') return raw;
   if (raw === undefined || raw === null) return '';

@@ -11,6 +11,8 @@ import type { ToolResult } from './tool-result';
 export interface ToolInvocation {
   /** The model's id for this call; results and events are keyed by it. */
   callId: string;
+  /** The run the call belongs to; attachments of its result are filed under it. */
+  executionId?: string | null;
   toolName: string;
   /** The arguments exactly as the model wrote them (possibly malformed JSON). */
   argumentsJson: string;

@@ -1,3 +1,6 @@
+import type { ToolAttachment } from './attachment-store';
+import type { ContentAnnotations } from './tool-output';
+
 /**
  * The structured answer to one tool call. `status` is decided where the tool ran (the
  * dispatcher) and travels with the result, so no later layer has to guess it again.
@@ -12,10 +15,36 @@ export interface ToolResult {
   errorMessage?: string;
   /** Wall-clock time the call took, in milliseconds. */
   durationMs?: number;
+  /**
+   * The result's content parts beside `content`, kept with their MCP annotations; binary parts
+   * (images, blobs) are references to stored attachments. Absent for a bare string result.
+   */
+  parts?: ToolResultPart[];
+  /** Structured data the tool returned beside its text (MCP `structuredContent`). */
+  structuredContent?: Record<string, unknown>;
+  /** Binary parts stored once, by id (`GET /api/sessions/:id/attachments/:attachmentId`). */
+  attachments?: ToolAttachment[];
+  /** Images for models that can see them: bytes in memory, never stored as text. */
+  images?: ToolResultImage[];
 }
 
+/** An image of a result on its way to the model. */
+export interface ToolResultImage {
+  mediaType: string;
+  /** Base64, as provider APIs take images. */
+  data: string;
+  attachmentId?: string;
+}
+
+/** A content part as a result keeps it: binary data replaced by its attachment. */
+export type ToolResultPart =
+  | { type: 'text'; text: string; annotations?: ContentAnnotations }
+  | { type: 'image'; mediaType: string; attachment?: ToolAttachment; omitted?: string; annotations?: ContentAnnotations }
+  | { type: 'resource'; uri: string; mediaType?: string; text?: string; attachment?: ToolAttachment; annotations?: ContentAnnotations }
+  | { type: 'resource_link'; uri: string; name?: string; title?: string; description?: string; mediaType?: string; annotations?: ContentAnnotations };
+
 /** The part of a result that listeners receive beside its content. */
-export type ToolResultMeta = Pick<ToolResult, 'status' | 'errorMessage' | 'durationMs'>;
+export type ToolResultMeta = Pick<ToolResult, 'status' | 'errorMessage' | 'durationMs' | 'attachments' | 'parts' | 'structuredContent'>;
 
 /**
  * Turns a tool's raw string into a `ToolResult`. This is the one place where a result's status
@@ -53,6 +82,9 @@ export function toToolResultMeta(result: ToolResult): ToolResultMeta {
   const meta: ToolResultMeta = { status: result.status };
   if (result.errorMessage !== undefined) meta.errorMessage = result.errorMessage;
   if (result.durationMs !== undefined) meta.durationMs = result.durationMs;
+  if (result.attachments !== undefined) meta.attachments = result.attachments;
+  if (result.parts !== undefined) meta.parts = result.parts;
+  if (result.structuredContent !== undefined) meta.structuredContent = result.structuredContent;
   return meta;
 }
 

@@ -1,11 +1,18 @@
 import type { ToolDescriptor } from './tool-descriptor';
+import type { ToolOutput } from './tool-output';
+
+/**
+ * What a tool returns: a bare string (the legacy form: the model reads it, and its status is
+ * inferred by `normalizeToolResult`), or a `ToolOutput` whose parts and `isError` are facts.
+ */
+export type ToolReturn = string | ToolOutput;
 
 /**
  * The tool interface every tool implements, the `BaseTool` arity chain that built-in tools
  * extend, and `callTool`, the compatibility entry that picks the arity for a caller.
  */
 
-/** A tool the agent can call. Results are strings: what the model reads. */
+/** A tool the agent can call. */
 export interface Tool {
   /** Name the model calls the tool by; unique within a registry. */
   getName(): string;
@@ -24,10 +31,10 @@ export interface Tool {
   getDescriptor?(): ToolDescriptor;
   /**
    * Runs the tool. The meaning of the optional arguments depends on how many are given
-   * (see `BaseTool.execute`). A failure is reported as a JSON object string with an `error`
-   * key, or by throwing.
+   * (see `BaseTool.execute`). A tool that knows its outcome returns a `ToolOutput`; a legacy
+   * tool reports failure as a JSON object string with an `error` key; either may throw.
    */
-  execute(argumentsJson: string, a?: unknown, b?: unknown, c?: unknown): string | Promise<string>;
+  execute(argumentsJson: string, a?: unknown, b?: unknown, c?: unknown): ToolReturn | Promise<ToolReturn>;
 }
 
 /**
@@ -51,7 +58,7 @@ export abstract class BaseTool implements Tool {
     return { name: this.getName(), source: 'builtin', executor: 'server' };
   }
 
-  execute(argumentsJson: string, a?: unknown, b?: unknown, c?: unknown): string | Promise<string> {
+  execute(argumentsJson: string, a?: unknown, b?: unknown, c?: unknown): ToolReturn | Promise<ToolReturn> {
     switch (arguments.length) {
       case 0:
       case 1:
@@ -70,7 +77,7 @@ export abstract class BaseTool implements Tool {
     sessionId: number | null,
     _userId: number | null,
     workspace: string | null,
-  ): string | Promise<string> {
+  ): ToolReturn | Promise<ToolReturn> {
     return this.executeWithSession(argumentsJson, sessionId, workspace);
   }
 
@@ -78,16 +85,16 @@ export abstract class BaseTool implements Tool {
     argumentsJson: string,
     _sessionId: number | null,
     workspace: string | null,
-  ): string | Promise<string> {
+  ): ToolReturn | Promise<ToolReturn> {
     return this.executeWithWorkspace(argumentsJson, workspace);
   }
 
-  protected executeWithWorkspace(argumentsJson: string, _workspace: string | null): string | Promise<string> {
+  protected executeWithWorkspace(argumentsJson: string, _workspace: string | null): ToolReturn | Promise<ToolReturn> {
     return this.executeImpl(argumentsJson);
   }
 
   /** The bottom of the chain. Tools that need a workspace or a session never reach it with one. */
-  protected executeImpl(_argumentsJson: string): string | Promise<string> {
+  protected executeImpl(_argumentsJson: string): ToolReturn | Promise<ToolReturn> {
     return JSON.stringify({ error: `${this.getName()} needs a session and a workspace to run` });
   }
 }
@@ -110,7 +117,7 @@ export function callTool(
   sessionId?: number | null,
   userId?: number | null,
   workspace?: string | null,
-): string | Promise<string> {
+): ToolReturn | Promise<ToolReturn> {
   if (sessionId != null || userId != null) {
     return tool.execute(argumentsJson, sessionId ?? null, userId ?? null, workspace ?? null);
   }

@@ -50,6 +50,12 @@ describe('ActivityRepository', () => {
       expect(activities.listBySession(sessionId)).toEqual([record]);
     });
 
+    it('keeps the attachment references the listener passes in metadata', () => {
+      const attachments = [{ id: 'att_AAAAAAAAAAAAAAAAAAAAAA', mediaType: 'image/png', bytes: 12, name: 'shot.png' }];
+      activities.record(activityInput({ metadata: { durationMs: 3, attachments } }));
+      expect(activities.listBySession(sessionId)[0].metadata).toEqual({ durationMs: 3, attachments });
+    });
+
     it('serves as the WebSocket listener’s recorder', () => {
       const recorder: ActivityRecorder = activities;
       const { id } = recorder.record({ ...activityInput({ status: 'ERROR' }), executionId: 'exec-9', metadata: {} });

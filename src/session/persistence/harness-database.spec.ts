@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { HarnessDatabase, SCHEMA_VERSION } from './harness-database';
 import { SchemaVersionError } from './persistence-errors';
 
-const TABLES = ['activities', 'messages', 'runs', 'sessions', 'staged_tool_results', 'tasks'];
+const TABLES = ['activities', 'attachments', 'messages', 'runs', 'sessions', 'staged_tool_results', 'tasks'];
 
 describe('HarnessDatabase', () => {
   let dir: string;
@@ -14,6 +14,13 @@ describe('HarnessDatabase', () => {
     const database = new HarnessDatabase(filename, { now });
     opened.push(database);
     return database;
+  }
+
+  function columnNames(database: HarnessDatabase, table: string): string[] {
+    return database.connection
+      .prepare<[], { name: string }>(`PRAGMA table_info(${table})`)
+      .all()
+      .map((column) => column.name);
   }
 
   function tableNames(database: HarnessDatabase): string[] {
@@ -73,6 +80,35 @@ describe('HarnessDatabase', () => {
       expect(() => open(file).close()).not.toThrow();
     });
 
+    it('upgrades a version 3 file: adds the attachments table and the attachments columns, keeping rows', () => {
+      const file = path.join(dir, 'v3.db');
+      const v3 = open(file);
+      const sessionId = insertSession(v3);
+      v3.connection.prepare("INSERT INTO messages (session_id, role, content, created_at) VALUES (?, 'tool', 'kept', 'now')").run(sessionId);
+      // Turn the file back into what schema version 3 wrote.
+      v3.connection.exec('ALTER TABLE messages DROP COLUMN attachments; ALTER TABLE staged_tool_results DROP COLUMN attachments; DROP TABLE attachments');
+      v3.connection.pragma('user_version = 3');
+      v3.close();
+
+      const upgraded = open(file);
+      expect(upgraded.schemaVersion).toBe(SCHEMA_VERSION);
+      expect(tableNames(upgraded)).toEqual(TABLES);
+      expect(columnNames(upgraded, 'messages')).toContain('attachments');
+      expect(columnNames(upgraded, 'staged_tool_results')).toContain('attachments');
+      expect(columnNames(upgraded, 'attachments')).toEqual([
+        'id',
+        'session_id',
+        'execution_id',
+        'tool_call_id',
+        'media_type',
+        'name',
+        'bytes',
+        'data',
+        'created_at',
+      ]);
+      expect(upgraded.connection.prepare('SELECT content, attachments FROM messages').all()).toEqual([{ content: 'kept', attachments: null }]);
+    });
+
     it('refuses a file written by a newer schema', () => {
       const file = path.join(dir, 'h.db');
       const database = open(file);
@@ -99,7 +135,7 @@ describe('HarnessDatabase', () => {
   });
 
   describe('constraints', () => {
-    it('deletes a session’s messages, activities and tasks with it', () => {
+    it('deletes a session’s messages, activities, tasks and attachments with it', () => {
       const database = open(':memory:');
       const keep = insertSession(database);
       const drop = insertSession(database);
@@ -111,9 +147,13 @@ describe('HarnessDatabase', () => {
            VALUES (?, 'c1', 'read_file', 'file_read', 'a', 's', 'SUCCESS', 'now')`,
         ).run(sessionId);
         db.prepare("INSERT INTO tasks (session_id, title, status, created_at, updated_at) VALUES (?, 't', 'pending', 'now', 'now')").run(sessionId);
+        db.prepare(
+          `INSERT INTO attachments (id, session_id, tool_call_id, media_type, bytes, data, created_at)
+           VALUES (?, ?, 'c1', 'image/png', 1, x'00', 'now')`,
+        ).run(`att_${sessionId}`, sessionId);
       }
       db.prepare('DELETE FROM sessions WHERE id = ?').run(drop);
-      for (const table of ['messages', 'activities', 'tasks']) {
+      for (const table of ['messages', 'activities', 'tasks', 'attachments']) {
         expect(db.prepare(`SELECT session_id FROM ${table}`).pluck().all()).toEqual([keep]);
       }
     });

@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { SchemaVersionError } from './persistence-errors';
 
 /** The schema this build writes; stored in `PRAGMA user_version`. Later migrations step it up. */
-export const SCHEMA_VERSION = 3;
+export const SCHEMA_VERSION = 4;
 
 const SCHEMA_V1 = `
 CREATE TABLE IF NOT EXISTS sessions (
@@ -89,6 +89,26 @@ CREATE TABLE IF NOT EXISTS staged_tool_results (
   created_at   TEXT    NOT NULL,
   PRIMARY KEY (execution_id, tool_call_id)
 );`,
+  },
+  // Binary parts of tool results (images, blobs, a budgeted result's full text), kept once by a
+  // random id; messages and staged results refer to them as JSON `[{id, mediaType, bytes, name?}]`
+  // instead of holding base64.
+  {
+    version: 4,
+    sql: `CREATE TABLE IF NOT EXISTS attachments (
+  id           TEXT    PRIMARY KEY,
+  session_id   INTEGER NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+  execution_id TEXT    NULL,
+  tool_call_id TEXT    NOT NULL,
+  media_type   TEXT    NOT NULL,
+  name         TEXT    NULL,
+  bytes        INTEGER NOT NULL,
+  data         BLOB    NOT NULL,
+  created_at   TEXT    NOT NULL
+);
+CREATE INDEX IF NOT EXISTS idx_attachments_session ON attachments(session_id);
+ALTER TABLE messages ADD COLUMN attachments TEXT NULL;
+ALTER TABLE staged_tool_results ADD COLUMN attachments TEXT NULL;`,
   },
 ];
 

@@ -5,7 +5,9 @@ import type { ChatMessage } from '../../harness/llm/chat-request';
 import { HarnessDatabase, SCHEMA_VERSION } from './harness-database';
 import { MessageRepository } from './message-repository';
 import { InvalidRecordError } from './persistence-errors';
+import { RunRepository } from './run-repository';
 import { SessionRepository } from './session-repository';
+import { SqliteAttachmentStore } from './sqlite-attachment-store';
 
 describe('MessageRepository', () => {
   let database: HarnessDatabase;
@@ -249,8 +251,8 @@ describe('MessageRepository and failed tool calls', () => {
     const session = new SessionRepository(v1).create({ userId: 1, executionMode: 'CLOUD', permissionLevel: 'FULL', workspace: 'w' });
     new MessageRepository(v1).append(session.id, 'e1', { role: 'user', content: 'before the upgrade' });
     // Turn the file back into what schema version 1 wrote.
-    v1.connection.exec('ALTER TABLE messages DROP COLUMN is_error');
-    v1.connection.exec('DROP TABLE staged_tool_results; DROP TABLE runs');
+    v1.connection.exec('ALTER TABLE messages DROP COLUMN is_error; ALTER TABLE messages DROP COLUMN attachments');
+    v1.connection.exec('DROP TABLE staged_tool_results; DROP TABLE runs; DROP TABLE attachments');
     v1.connection.pragma('user_version = 1');
     v1.close();
 
@@ -263,5 +265,130 @@ describe('MessageRepository and failed tool calls', () => {
       ['failed', true],
     ]);
     upgraded.close();
+  });
+});
+
+describe('MessageRepository and attachments', () => {
+  let database: HarnessDatabase;
+  let store: SqliteAttachmentStore;
+  let messages: MessageRepository;
+  let sessionId: number;
+
+  /** A PNG signature and bytes no text encoding keeps as they are. */
+  const pngBytes = Uint8Array.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0xff, 0xfe, 0x80]);
+
+  const screenshotCall: ChatMessage = {
+    role: 'assistant',
+    content: null,
+    tool_calls: [{ id: 'call_shot', type: 'function', function: { name: 'mcp__desk__screenshot', arguments: '{}' } }],
+  };
+
+  beforeEach(() => {
+    database = new HarnessDatabase(':memory:');
+    store = new SqliteAttachmentStore(database);
+    messages = new MessageRepository(database, store);
+    sessionId = new SessionRepository(database).create({ userId: 1, executionMode: 'CLOUD', permissionLevel: 'FULL', workspace: 'w' }).id;
+    new RunRepository(database).start('e1', sessionId);
+  });
+
+  afterEach(() => database.close());
+
+  const save = (mediaType: string, data: Uint8Array, name?: string) =>
+    store.save({ sessionId, executionId: 'e1', toolCallId: 'call_shot', mediaType, data, ...(name === undefined ? {} : { name }) });
+
+  it('keeps a tool message’s attachment references on its record, as references only', () => {
+    const image = save('image/png', pngBytes, 'shot.png');
+    const log = save('text/plain', new TextEncoder().encode('full output'));
+    const record = messages.append(sessionId, 'e1', {
+      role: 'tool',
+      tool_call_id: 'call_shot',
+      content: 'Took a screenshot',
+      attachments: [image, log],
+      images: [{ mediaType: 'image/png', data: Buffer.from(pngBytes).toString('base64') }],
+    });
+    expect(record.attachments).toEqual([image, log]);
+    expect(messages.listBySession(sessionId)[0].attachments).toEqual([image, log]);
+    const stored = database.connection.prepare('SELECT content, attachments FROM messages').get() as { content: string; attachments: string };
+    expect(stored.content).toBe('Took a screenshot');
+    expect(JSON.parse(stored.attachments)).toEqual([image, log]);
+    // The image's bytes live in the attachments table only: no base64 in the message row.
+    expect(JSON.stringify(stored)).not.toContain(Buffer.from(pngBytes).toString('base64'));
+  });
+
+  it('leaves attachments out of records of messages without any', () => {
+    messages.appendMany(sessionId, 'e1', [
+      { role: 'user', content: 'hi' },
+      { role: 'tool', tool_call_id: 'c', content: 'x', attachments: [] },
+    ]);
+    expect(messages.listBySession(sessionId).map((record) => 'attachments' in record)).toEqual([false, false]);
+  });
+
+  it('stores references through appendRound and drops the staged ones', () => {
+    const image = save('image/png', pngBytes);
+    messages.append(sessionId, 'e1', screenshotCall);
+    messages.stageToolResult('e1', { role: 'tool', tool_call_id: 'call_shot', content: 'shot', attachments: [image] });
+    messages.appendRound(sessionId, 'e1', [{ role: 'tool', tool_call_id: 'call_shot', content: 'shot', attachments: [image] }]);
+    expect(messages.listBySession(sessionId)[1]).toMatchObject({ role: 'tool', toolCallId: 'call_shot', attachments: [image] });
+    expect(messages.stagedToolResults('e1').size).toBe(0);
+  });
+
+  it('keeps the references of a staged result until its round is appended', () => {
+    const image = save('image/png', pngBytes, 'shot.png');
+    messages.stageToolResult('e1', { role: 'tool', tool_call_id: 'call_shot', content: 'shot', attachments: [image] });
+    messages.stageToolResult('e1', { role: 'tool', tool_call_id: 'call_text', content: 'text only', is_error: true });
+    const staged = messages.stagedToolResults('e1');
+    expect(staged.get('call_shot')).toEqual({ content: 'shot', isError: false, attachments: [image] });
+    expect(staged.get('call_text')).toEqual({ content: 'text only', isError: true });
+  });
+
+  describe('toChatMessages', () => {
+    it('restores the references, and the images from the store as base64, for the next run', () => {
+      const image = save('image/png', pngBytes, 'shot.png');
+      const log = save('text/plain', new TextEncoder().encode('full output'));
+      messages.appendMany(sessionId, 'e1', [
+        screenshotCall,
+        { role: 'tool', tool_call_id: 'call_shot', content: 'Took a screenshot', attachments: [image, log] },
+      ]);
+      const [, tool] = messages.toChatMessages(sessionId);
+      expect(tool).toEqual({
+        role: 'tool',
+        tool_call_id: 'call_shot',
+        name: 'mcp__desk__screenshot',
+        content: 'Took a screenshot',
+        attachments: [image, log],
+        images: [{ mediaType: 'image/png', data: Buffer.from(pngBytes).toString('base64') }],
+      });
+      expect(Buffer.from(tool.images![0].data, 'base64').equals(Buffer.from(pngBytes))).toBe(true);
+    });
+
+    it('gives providers the bare image type, without parameters', () => {
+      const image = save('image/png; profile=srgb', pngBytes);
+      messages.append(sessionId, 'e1', { role: 'tool', tool_call_id: 'c', content: 'x', attachments: [image] });
+      expect(messages.toChatMessages(sessionId)[0].images).toEqual([{ mediaType: 'image/png', data: Buffer.from(pngBytes).toString('base64') }]);
+    });
+
+    it('shows no image for attachments that are not images', () => {
+      const log = save('text/plain', new TextEncoder().encode('full output'));
+      messages.append(sessionId, 'e1', { role: 'tool', tool_call_id: 'c', content: 'cut', attachments: [log] });
+      const [tool] = messages.toChatMessages(sessionId);
+      expect(tool.attachments).toEqual([log]);
+      expect(tool).not.toHaveProperty('images');
+    });
+
+    it('shows no image the session does not own or the store no longer has, keeping the reference', () => {
+      const otherSession = new SessionRepository(database).create({ userId: 2, executionMode: 'CLOUD', permissionLevel: 'FULL', workspace: 'o' }).id;
+      const foreign = store.save({ sessionId: otherSession, executionId: null, toolCallId: 'x', mediaType: 'image/png', data: pngBytes });
+      const missing = { id: 'att_missing', mediaType: 'image/png', bytes: 12 };
+      messages.append(sessionId, 'e1', { role: 'tool', tool_call_id: 'c', content: 'x', attachments: [foreign, missing] });
+      const [tool] = messages.toChatMessages(sessionId);
+      expect(tool.attachments).toEqual([foreign, missing]);
+      expect(tool).not.toHaveProperty('images');
+    });
+
+    it('reads a damaged attachments column as no attachments', () => {
+      const record = messages.append(sessionId, 'e1', { role: 'tool', tool_call_id: 'c', content: 'x' });
+      database.connection.prepare("UPDATE messages SET attachments = '[oops' WHERE id = ?").run(record.id);
+      expect(messages.toChatMessages(sessionId)).toEqual([{ role: 'tool', tool_call_id: 'c', content: 'x' }]);
+    });
   });
 });

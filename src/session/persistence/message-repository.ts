@@ -1,7 +1,11 @@
 import type { Statement } from 'better-sqlite3';
-import type { ChatMessage, ChatRole, ToolCall } from '../../harness/llm/chat-request';
+import type { ChatAttachment, ChatImage, ChatMessage, ChatRole, ToolCall } from '../../harness/llm/chat-request';
+import type { AttachmentStore } from '../../harness/tool/attachment-store';
+import { parseAttachmentRefs, serializeAttachmentRefs } from './attachment-refs';
 import type { HarnessDatabase } from './harness-database';
 import { InvalidRecordError } from './persistence-errors';
+import { SqliteAttachmentStore } from './sqlite-attachment-store';
+import { toWellFormed } from './well-formed-text';
 
 const CHAT_ROLES: readonly ChatRole[] = ['system', 'user', 'assistant', 'tool'];
 
@@ -20,8 +24,18 @@ export interface MessageRecord {
   toolCallId?: string;
   /** Present (true) on tool messages of calls that failed. */
   isError?: boolean;
+  /** Present on tool messages whose result had binary parts: references to the stored attachments. */
+  attachments?: ChatAttachment[];
   /** ISO-8601. */
   createdAt: string;
+}
+
+/** A tool result staged by a running round, by its call id. */
+export interface StagedToolResult {
+  content: string | null;
+  isError: boolean;
+  /** Present when the result had stored attachments. */
+  attachments?: ChatAttachment[];
 }
 
 interface MessageRow {
@@ -33,6 +47,7 @@ interface MessageRow {
   tool_calls: string | null;
   tool_call_id: string | null;
   is_error: number;
+  attachments: string | null;
   created_at: string;
 }
 
@@ -41,9 +56,10 @@ interface StagedRow {
   tool_call_id: string;
   content: string | null;
   is_error: number;
+  attachments: string | null;
 }
 
-type InsertParameters = [number, string | null, string, string | null, string | null, string | null, number, string];
+type InsertParameters = [number, string | null, string, string | null, string | null, string | null, number, string | null, string];
 
 /**
  * A session's conversation, in the order it happened. Content is stored as given: no trimming and
@@ -51,27 +67,37 @@ type InsertParameters = [number, string | null, string, string | null, string | 
  * as UTF-8, which cannot hold a lone UTF-16 surrogate; such a code unit is stored as one U+FFFD,
  * as a UTF-8 HTTP answer would carry it.)
  *
- * Not stored: `name` and `reasoning_content` of a {@link ChatMessage}; `toChatMessages` restores a
- * tool message's `name` from the call it answers.
+ * Not stored: `name`, `reasoning_content` and `images` of a {@link ChatMessage}. `toChatMessages`
+ * restores a tool message's `name` from the call it answers, and its `images` from its image
+ * attachments, read back from the attachment store: messages keep attachment references
+ * (`attachments`), never base64.
  */
 export class MessageRepository {
   private readonly insertStatement: Statement<InsertParameters>;
   private readonly byIdStatement: Statement<[number], MessageRow>;
   private readonly bySessionStatement: Statement<[number], MessageRow>;
-  private readonly stageStatement: Statement<[string, string, string | null, number, string]>;
+  private readonly stageStatement: Statement<[string, string, string | null, number, string | null, string]>;
   private readonly stagedStatement: Statement<[string], StagedRow>;
   private readonly clearStagedStatement: Statement<[string]>;
 
-  constructor(private readonly database: HarnessDatabase) {
+  /**
+   * @param attachments where `toChatMessages` reads the images of tool messages back from; by
+   * default the database's own attachments table.
+   */
+  constructor(
+    private readonly database: HarnessDatabase,
+    private readonly attachments: AttachmentStore = new SqliteAttachmentStore(database),
+  ) {
     const db = database.connection;
     this.insertStatement = db.prepare(
-      `INSERT INTO messages (session_id, execution_id, role, content, tool_calls, tool_call_id, is_error, created_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO messages (session_id, execution_id, role, content, tool_calls, tool_call_id, is_error, attachments, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     this.byIdStatement = db.prepare('SELECT * FROM messages WHERE id = ?');
     this.bySessionStatement = db.prepare('SELECT * FROM messages WHERE session_id = ? ORDER BY id');
     this.stageStatement = db.prepare(
-      `INSERT OR REPLACE INTO staged_tool_results (execution_id, tool_call_id, content, is_error, created_at) VALUES (?, ?, ?, ?, ?)`,
+      `INSERT OR REPLACE INTO staged_tool_results (execution_id, tool_call_id, content, is_error, attachments, created_at)
+       VALUES (?, ?, ?, ?, ?, ?)`,
     );
     this.stagedStatement = db.prepare('SELECT * FROM staged_tool_results WHERE execution_id = ?');
     this.clearStagedStatement = db.prepare('DELETE FROM staged_tool_results WHERE execution_id = ?');
@@ -89,13 +115,21 @@ export class MessageRepository {
       message.tool_call_id,
       message.content == null ? null : toWellFormed(message.content),
       message.is_error === true ? 1 : 0,
+      serializeAttachmentRefs(message.attachments),
       this.database.timestamp(),
     );
   }
 
   /** The results a run has staged and not yet appended, by tool call id. */
-  stagedToolResults(executionId: string): Map<string, { content: string | null; isError: boolean }> {
-    return new Map(this.stagedStatement.all(executionId).map((row) => [row.tool_call_id, { content: row.content, isError: row.is_error === 1 }]));
+  stagedToolResults(executionId: string): Map<string, StagedToolResult> {
+    return new Map(
+      this.stagedStatement.all(executionId).map((row) => {
+        const staged: StagedToolResult = { content: row.content, isError: row.is_error === 1 };
+        const attachments = parseAttachmentRefs(row.attachments);
+        if (attachments.length > 0) staged.attachments = attachments;
+        return [row.tool_call_id, staged];
+      }),
+    );
   }
 
   /** Appends a batch of a run's messages and drops what the run had staged, in one transaction. */
@@ -122,6 +156,7 @@ export class MessageRepository {
       message.tool_calls === undefined ? null : JSON.stringify(message.tool_calls),
       message.tool_call_id ?? null,
       message.is_error === true ? 1 : 0,
+      serializeAttachmentRefs(message.attachments),
       this.database.timestamp(),
     );
     return toRecord(this.byIdStatement.get(Number(lastInsertRowid)) as MessageRow);
@@ -152,18 +187,28 @@ export class MessageRepository {
         if (name !== undefined) message.name = name;
       }
       if (record.isError) message.is_error = true;
+      if (record.attachments !== undefined) {
+        message.attachments = record.attachments;
+        const images = this.readImages(sessionId, record.attachments);
+        if (images.length > 0) message.images = images;
+      }
       return message;
     });
   }
-}
 
-const LONE_SURROGATE = /\p{Surrogate}/gu;
-
-// Without this, SQLite would keep the surrogate's three WTF-8 bytes and read them back as three
-// replacement characters.
-function toWellFormed(text: string): string {
-  LONE_SURROGATE.lastIndex = 0;
-  return LONE_SURROGATE.test(text) ? text.replace(LONE_SURROGATE, '\ufffd') : text;
+  // An image the store no longer has (or another session's) is left out: the message still lists
+  // its reference. Providers take a bare `image/png`, so parameters of the media type are dropped.
+  private readImages(sessionId: number, attachments: readonly ChatAttachment[]): ChatImage[] {
+    const images: ChatImage[] = [];
+    for (const attachment of attachments) {
+      if (!attachment.mediaType.toLowerCase().startsWith('image/')) continue;
+      const stored = this.attachments.read(sessionId, attachment.id);
+      if (!stored) continue;
+      const data = Buffer.from(stored.data.buffer, stored.data.byteOffset, stored.data.byteLength).toString('base64');
+      images.push({ mediaType: stored.mediaType.split(';')[0].trim().toLowerCase(), data });
+    }
+    return images;
+  }
 }
 
 function toRecord(row: MessageRow): MessageRecord {
@@ -178,6 +223,8 @@ function toRecord(row: MessageRow): MessageRecord {
   if (row.tool_calls !== null) record.toolCalls = readToolCalls(row.tool_calls);
   if (row.tool_call_id !== null) record.toolCallId = row.tool_call_id;
   if (row.is_error === 1) record.isError = true;
+  const attachments = parseAttachmentRefs(row.attachments);
+  if (attachments.length > 0) record.attachments = attachments;
   return record;
 }
 

@@ -1,5 +1,5 @@
 import { toolResultMessage } from '../../harness/core/agent-execution-context';
-import type { ChatMessage, ToolCall } from '../../harness/llm/chat-request';
+import type { ChatAttachment, ChatMessage, ToolCall } from '../../harness/llm/chat-request';
 import { describeToolActivity } from '../persistence/activity-describer';
 import type { ActivityRepository } from '../persistence/activity-repository';
 import type { HarnessDatabase } from '../persistence/harness-database';
@@ -70,8 +70,8 @@ export class RunRecovery {
         if (answered.has(call.id)) continue;
         const result = staged.get(call.id);
         if (result) {
-          round.push(toolResultMessage(call.id, call.function.name, result.content ?? '', result.isError));
-          if (!audited.has(call.id)) this.audit(executionId, sessionId, call, result.content ?? '', result.isError);
+          round.push(toolResultMessage(call.id, call.function.name, result.content ?? '', result.isError, { attachments: result.attachments }));
+          if (!audited.has(call.id)) this.audit(executionId, sessionId, call, result.content ?? '', result.isError, undefined, result.attachments);
           recovered.finishedCalls.push(call.id);
         } else {
           round.push(toolResultMessage(call.id, call.function.name, INTERRUPTED_TOOL_RESULT, true));
@@ -86,7 +86,15 @@ export class RunRecovery {
     return recovered;
   }
 
-  private audit(executionId: string, sessionId: number, call: ToolCall, result: string, isError: boolean, errorMessage?: string): void {
+  private audit(
+    executionId: string,
+    sessionId: number,
+    call: ToolCall,
+    result: string,
+    isError: boolean,
+    errorMessage?: string,
+    attachments?: ChatAttachment[],
+  ): void {
     const described = describeToolActivity(call.function.name, call.function.arguments, result, isError, errorMessage ? { errorMessage } : undefined);
     this.deps.activities.record({
       sessionId,
@@ -95,7 +103,9 @@ export class RunRecovery {
       toolName: call.function.name,
       ...described,
       status: isError ? 'ERROR' : 'SUCCESS',
-      metadata: errorMessage ? { errorMessage, interrupted: true } : { recoveredAtStart: true },
+      metadata: errorMessage
+        ? { errorMessage, interrupted: true }
+        : { recoveredAtStart: true, ...(attachments && attachments.length > 0 ? { attachments } : {}) },
     });
   }
 }

@@ -138,13 +138,16 @@ export class WsStreamingEventListener implements AgentEventListener {
     const toolName = call?.name ?? 'unknown';
     const isError = meta ? meta.status === 'error' : isErrorResult(result);
     const activity = describeToolActivity(toolName, call?.arguments ?? '', result, isError, meta ? { errorMessage: meta.errorMessage } : undefined);
-    this.emit('tool_call_result', {
+    const event: Record<string, unknown> = {
       tool_call_id: toolCallId,
       tool_name: toolName,
       result,
       status: isError ? 'error' : 'success',
       summary: activity.summary,
-    });
+    };
+    // Additive (interface.md): stored binary parts, fetched from the attachments route.
+    if (meta?.attachments && meta.attachments.length > 0) event.attachments = meta.attachments;
+    this.emit('tool_call_result', event);
     this.recordActivity(toolCallId, toolName, activity, isError, auditDetails(meta));
     this.dropProgress(toolCallId);
     // The call is over. Some providers number calls per round (`call_0`, `call_1`, …), so a later
@@ -223,5 +226,6 @@ function auditDetails(meta: ToolResultMeta | undefined): Record<string, unknown>
   const details: Record<string, unknown> = {};
   if (meta?.durationMs !== undefined) details.durationMs = meta.durationMs;
   if (meta?.errorMessage !== undefined) details.errorMessage = meta.errorMessage;
+  if (meta?.attachments && meta.attachments.length > 0) details.attachments = meta.attachments;
   return details;
 }

@@ -5,6 +5,7 @@ import type { LlmHttpOptions } from '../llm-http-client';
 import { caught } from './caught';
 import { collectStream, collectUntilFailure } from './collect-stream';
 import { cutEvery, jsonResponse, replayServers, type ReplayResponse, type ReplayServer } from './replay-server';
+import { IMAGE_ROUND, pathsContaining, RED_PIXEL_PNG } from './tool-image-round';
 
 /** A tool to offer in requests whose mapping a spec checks. */
 export const READ_FILE: ToolDefinition = {
@@ -35,6 +36,10 @@ export interface AdapterWire {
   apiKeyHeader: string;
   /** The body of a streamed {@link HELLO}. */
   helloBody: Record<string, unknown>;
+  /** The body of a streamed {@link IMAGE_ROUND}: its image in the provider's own image field. */
+  imageRoundBody: Record<string, unknown>;
+  /** Where in {@link imageRoundBody} the image's base64 is, as a JSON path; nowhere else. */
+  imageRoundDataPath: string;
   /** A whole streamed answer: `Hello` and `, world`, finish reason `stop`, and {@link plainTextUsage}. */
   plainText: ReplayResponse;
   plainTextUsage: ChatUsage;
@@ -80,6 +85,14 @@ export function behavesLikeAnHttpAdapter(wire: AdapterWire): void {
         expect(received.path).toBe(`/v1/${wire.path}`);
         for (const [name, value] of Object.entries(wire.headers)) expect(received.headers[name]).toBe(value);
         expect(received.body).toEqual(wire.helloBody);
+      });
+
+      it('sends a tool result\'s image in the provider\'s image field, and its base64 nowhere else', async () => {
+        const server = await start([wire.plainText]);
+        await collectStream(adapter.stream(IMAGE_ROUND, config(server)));
+        const [received] = server.requests;
+        expect(received.body).toEqual(wire.imageRoundBody);
+        expect(pathsContaining(received.body, RED_PIXEL_PNG.data)).toEqual([wire.imageRoundDataPath]);
       });
 
       it('sends no API key header without an API key', async () => {

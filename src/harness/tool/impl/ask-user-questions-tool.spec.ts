@@ -1,5 +1,6 @@
 import { validateAskUserQuestionsArguments } from '../ask-user-questions-arguments';
 import { AskUserQuestionsTool } from './ask-user-questions-tool';
+import { failureMessage, outcomeOf } from './testing/tool-return';
 
 describe('validateAskUserQuestionsArguments', () => {
   it('returns the questions with only their known fields, and the metadata', () => {
@@ -62,17 +63,16 @@ describe('AskUserQuestionsTool', () => {
     );
   });
 
-  it('refuses to run outside the dispatcher, in every arity', async () => {
-    const expected = { error: 'ask_user_questions must be dispatched through the tool dispatcher' };
+  it('refuses to run outside the dispatcher, in every arity, stating a failure', () => {
+    const message = 'ask_user_questions must be dispatched through the tool dispatcher';
+    const expected = { text: JSON.stringify({ error: message }), isError: true, errorMessage: message };
     const args = '{"questions":[{"question":"Q?"}]}';
-    expect(JSON.parse(await tool.execute(args))).toEqual(expected);
-    expect(JSON.parse(await tool.execute(args, '/ws'))).toEqual(expected);
-    expect(JSON.parse(await tool.execute(args, 1, 2, '/ws'))).toEqual(expected);
+    expect(outcomeOf(tool.execute(args))).toEqual(expected);
+    expect(outcomeOf(tool.execute(args, '/ws'))).toEqual(expected);
+    expect(outcomeOf(tool.execute(args, 1, 2, '/ws'))).toEqual(expected);
   });
 
-  it('reports invalid arguments before that', async () => {
-    expect(JSON.parse(await tool.execute('{"questions":[]}', 1, 2, '/ws'))).toEqual({
-      error: "'questions' must contain at least one question",
-    });
+  it('reports invalid arguments before that', () => {
+    expect(failureMessage(tool.execute('{"questions":[]}', 1, 2, '/ws'))).toBe("'questions' must contain at least one question");
   });
 });

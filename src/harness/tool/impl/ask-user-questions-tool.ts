@@ -1,5 +1,6 @@
 import { validateAskUserQuestionsArguments } from '../ask-user-questions-arguments';
 import { BaseTool } from '../tool';
+import type { ToolOutput } from '../tool-output';
 import { errorResult } from './json-result';
 
 /**
@@ -46,7 +47,7 @@ export class AskUserQuestionsTool extends BaseTool {
   }
 
   /** Whatever the arity: the arguments are checked, then the call is refused (see class doc). */
-  override execute(argumentsJson: string, _a?: unknown, _b?: unknown, _c?: unknown): string {
+  override execute(argumentsJson: string, _a?: unknown, _b?: unknown, _c?: unknown): ToolOutput {
     const parsed = validateAskUserQuestionsArguments(argumentsJson);
     if (!parsed.ok) return errorResult(parsed.error);
     return errorResult('ask_user_questions must be dispatched through the tool dispatcher');

@@ -6,6 +6,7 @@ import { BackgroundTaskManager } from '../../runtime/background-task-manager';
 import type { Tool } from '../tool';
 import { createBuiltinTools } from './builtin-tools';
 import { InMemoryTaskStore } from './in-memory-task-store';
+import { failureMessage, successText } from './testing/tool-return';
 
 const SESSION = 11;
 const USER = 22;
@@ -24,12 +25,6 @@ const REQUIRED_FIELDS: Record<string, { valid: Record<string, unknown>; required
   task_delete: { valid: { task_id: 1 }, required: ['task_id'] },
   ask_user_questions: { valid: { questions: [{ question: 'Which?' }] }, required: ['questions'] },
 };
-
-function errorOf(result: string): string {
-  const parsed = JSON.parse(result) as { error?: unknown };
-  expect(typeof parsed.error).toBe('string');
-  return parsed.error as string;
-}
 
 describe('createBuiltinTools', () => {
   let workspace: string;
@@ -61,7 +56,7 @@ describe('createBuiltinTools', () => {
   it('passes readFileMaxBytes to read_file', async () => {
     const small = createBuiltinTools({ taskStore: new InMemoryTaskStore(), shell: { enabled: false }, readFileMaxBytes: 3 });
     const readFile = small.find((tool) => tool.getName() === 'read_file') as Tool;
-    expect(await readFile.execute('{"path":"a.txt"}', workspace)).toMatch(/^hel\n\n\[read_file: output cut at 3 bytes/);
+    expect(successText(await readFile.execute('{"path":"a.txt"}', workspace))).toMatch(/^hel\n\n\[read_file: output cut at 3 bytes/);
   });
 
   describe.each(Object.keys(REQUIRED_FIELDS))('%s', (name) => {
@@ -80,20 +75,20 @@ describe('createBuiltinTools', () => {
       }
     });
 
-    it('accepts its valid arguments without an error', async () => {
+    it('accepts its valid arguments, stating a success', async () => {
       if (name === 'task_update' || name === 'task_delete') {
         await byName('task_create').execute('{"title":"first"}', SESSION, USER, workspace);
       }
       const result = await call(JSON.stringify(valid));
       if (name === 'ask_user_questions') {
-        expect(errorOf(result)).toBe('ask_user_questions must be dispatched through the tool dispatcher');
+        expect(failureMessage(result)).toBe('ask_user_questions must be dispatched through the tool dispatcher');
       } else {
-        expect(result).not.toMatch(/^\{"error"/);
+        expect(successText(result)).not.toMatch(/^\{"error"/);
       }
     });
 
     it('reports malformed JSON arguments', async () => {
-      expect(errorOf(await call('{"oops'))).toMatch(/^arguments are not valid JSON/);
+      expect(failureMessage(await call('{"oops'))).toMatch(/^arguments are not valid JSON/);
     });
 
     it.each([
@@ -102,24 +97,24 @@ describe('createBuiltinTools', () => {
       ['7', 'number'],
       ['"x"', 'string'],
     ])('reports non-object arguments %s', async (json, type) => {
-      expect(errorOf(await call(json))).toBe(`arguments must be a JSON object, got ${type}`);
+      expect(failureMessage(await call(json))).toBe(`arguments must be a JSON object, got ${type}`);
     });
 
     if (required.length > 0) {
       it.each(required)('reports the missing required field %s by name', async (field) => {
         const args = { ...valid };
         delete args[field];
-        expect(errorOf(await call(JSON.stringify(args)))).toContain(`'${field}'`);
+        expect(failureMessage(await call(JSON.stringify(args)))).toContain(`'${field}'`);
       });
 
       it.each(required)('reports a wrongly typed %s by name', async (field) => {
         const args = { ...valid, [field]: { nested: true } };
-        expect(errorOf(await call(JSON.stringify(args)))).toMatch(new RegExp(`'?${field.replace(/[[\]]/g, '\\$&')}'? must`));
+        expect(failureMessage(await call(JSON.stringify(args)))).toMatch(new RegExp(`'?${field.replace(/[[\]]/g, '\\$&')}'? must`));
       });
     }
 
     it('called with only the arguments (no workspace, no session), answers a clear error', async () => {
-      const message = errorOf(await byName(name).execute(JSON.stringify(valid)));
+      const message = failureMessage(await byName(name).execute(JSON.stringify(valid)));
       if (name === 'ask_user_questions') {
         expect(message).toMatch(/dispatched through the tool dispatcher/);
       } else if (name.startsWith('task_')) {

@@ -3,6 +3,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 
 import { countLineChanges, countOccurrences, EditFileTool } from './edit-file-tool';
+import { failureMessage, successJson } from './testing/tool-return';
 
 describe('EditFileTool', () => {
   let workspace: string;
@@ -16,12 +17,11 @@ describe('EditFileTool', () => {
     await fs.rm(workspace, { recursive: true, force: true });
   });
 
-  const edit = async (args: Record<string, unknown>) =>
-    JSON.parse(await new EditFileTool().execute(JSON.stringify({ path: 'code.ts', ...args }), workspace)) as Record<string, unknown>;
+  const edit = (args: Record<string, unknown>) => new EditFileTool().execute(JSON.stringify({ path: 'code.ts', ...args }), workspace);
   const content = () => fs.readFile(path.join(workspace, 'code.ts'), 'utf8');
 
   it('replaces the unique match and reports the file change', async () => {
-    expect(await edit({ old_string: 'b = 2', new_string: 'b = 20' })).toEqual({
+    expect(successJson(await edit({ old_string: 'b = 2', new_string: 'b = 20' }))).toEqual({
       path: 'code.ts',
       file_change: { path: 'code.ts', linesAdded: 1, linesDeleted: 1 },
     });
@@ -29,10 +29,10 @@ describe('EditFileTool', () => {
   });
 
   it('counts inserted and removed lines', async () => {
-    expect(await edit({ old_string: 'const b = 2;\n', new_string: 'const b = 2;\nconst b2 = 4;\nconst b3 = 5;\n' })).toEqual(
+    expect(successJson(await edit({ old_string: 'const b = 2;\n', new_string: 'const b = 2;\nconst b2 = 4;\nconst b3 = 5;\n' }))).toEqual(
       expect.objectContaining({ file_change: { path: 'code.ts', linesAdded: 2, linesDeleted: 0 } }),
     );
-    expect(await edit({ old_string: 'const a = 1;\nconst b = 2;\n', new_string: '' })).toEqual(
+    expect(successJson(await edit({ old_string: 'const a = 1;\nconst b = 2;\n', new_string: '' }))).toEqual(
       expect.objectContaining({ file_change: { path: 'code.ts', linesAdded: 0, linesDeleted: 2 } }),
     );
     expect(await content()).toBe('const b2 = 4;\nconst b3 = 5;\nconst c = 3;\n');
@@ -40,14 +40,14 @@ describe('EditFileTool', () => {
 
   describe('when the match is not unique', () => {
     it('refuses no match and leaves the file alone', async () => {
-      expect(await edit({ old_string: 'const d', new_string: 'x' })).toEqual({ error: "old_string was not found in 'code.ts'" });
+      expect(failureMessage(await edit({ old_string: 'const d', new_string: 'x' }))).toBe("old_string was not found in 'code.ts'");
       expect(await content()).toBe('const a = 1;\nconst b = 2;\nconst c = 3;\n');
     });
 
     it('refuses several matches, saying how many', async () => {
-      expect(await edit({ old_string: 'const', new_string: 'let' })).toEqual({
-        error: "old_string occurs 3 times in 'code.ts'; include more surrounding text so it matches exactly once",
-      });
+      expect(failureMessage(await edit({ old_string: 'const', new_string: 'let' }))).toBe(
+        "old_string occurs 3 times in 'code.ts'; include more surrounding text so it matches exactly once",
+      );
       expect(await content()).toBe('const a = 1;\nconst b = 2;\nconst c = 3;\n');
     });
   });
@@ -57,7 +57,7 @@ describe('EditFileTool', () => {
     [{ old_string: 'a', new_string: 'a' }, 'old_string and new_string are identical; nothing to change'],
     [{ path: 'missing.ts', old_string: 'a', new_string: 'b' }, "no such file or directory: 'missing.ts'"],
   ])('%j → error', async (args, error) => {
-    expect(await edit(args)).toEqual({ error });
+    expect(failureMessage(await edit(args))).toBe(error);
   });
 });
 

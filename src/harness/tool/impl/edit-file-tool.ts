@@ -1,5 +1,6 @@
 import { requireString } from '../tool-arguments';
 import { resolveInWorkspace } from '../workspace-path';
+import type { ToolOutput } from '../tool-output';
 import { describeFsError } from './fs-error-message';
 import { errorResult, jsonResult } from './json-result';
 import { openRegularFile, readAtMost } from './regular-file';
@@ -72,7 +73,7 @@ export class EditFileTool extends WorkspaceTool {
     };
   }
 
-  protected async run(args: Record<string, unknown>, workspace: string): Promise<string> {
+  protected async run(args: Record<string, unknown>, workspace: string): Promise<ToolOutput> {
     const pathArg = requireString(args, 'path');
     if (!pathArg.ok) return errorResult(pathArg.error);
     const oldString = requireString(args, 'old_string');

@@ -4,6 +4,7 @@ import * as path from 'node:path';
 
 import { ToolCallContext } from '../tool-call-context';
 import { GlobTool } from './glob-tool';
+import { failureMessage, successJson } from './testing/tool-return';
 
 describe('GlobTool', () => {
   let workspace: string;
@@ -21,22 +22,21 @@ describe('GlobTool', () => {
     await fs.rm(workspace, { recursive: true, force: true });
   });
 
-  const glob = async (args: Record<string, unknown>, tool = new GlobTool()) =>
-    JSON.parse(await tool.execute(JSON.stringify(args), workspace)) as Record<string, unknown>;
+  const glob = (args: Record<string, unknown>, tool = new GlobTool()) => tool.execute(JSON.stringify(args), workspace);
 
   it('lists matching files sorted, skipping node_modules and .git', async () => {
-    expect(await glob({ pattern: '**/*.ts' })).toEqual({
+    expect(successJson(await glob({ pattern: '**/*.ts' }))).toEqual({
       files: ['src/index.ts', 'src/lib/util.spec.ts', 'src/lib/util.ts', 'test/app.e2e.ts'],
       truncated: false,
     });
   });
 
   it('matches a single-segment pattern at the top level only', async () => {
-    expect(await glob({ pattern: '*.{md,json}' })).toEqual({ files: ['README.md', 'package.json'], truncated: false });
+    expect(successJson(await glob({ pattern: '*.{md,json}' }))).toEqual({ files: ['README.md', 'package.json'], truncated: false });
   });
 
   it('matches relative to `path` and answers paths relative to the workspace', async () => {
-    expect(await glob({ pattern: '*.ts', path: 'src/lib' })).toEqual({
+    expect(successJson(await glob({ pattern: '*.ts', path: 'src/lib' }))).toEqual({
       files: ['src/lib/util.spec.ts', 'src/lib/util.ts'],
       truncated: false,
     });
@@ -44,22 +44,22 @@ describe('GlobTool', () => {
 
   it('includes a symlinked file whose target is inside the workspace', async () => {
     await fs.symlink('src/index.ts', path.join(workspace, 'entry.ts'));
-    expect((await glob({ pattern: '*.ts' })).files).toEqual(['entry.ts']);
+    expect(successJson(await glob({ pattern: '*.ts' })).files).toEqual(['entry.ts']);
   });
 
   it('caps the number of results and says so', async () => {
-    expect(await glob({ pattern: '**/*.ts' }, new GlobTool({ maxResults: 2 }))).toEqual({
+    expect(successJson(await glob({ pattern: '**/*.ts' }, new GlobTool({ maxResults: 2 })))).toEqual({
       files: ['src/index.ts', 'src/lib/util.spec.ts'],
       truncated: true,
     });
   });
 
   it('says truncated when the walk reaches its entry limit', async () => {
-    expect(await glob({ pattern: '**' }, new GlobTool({ maxEntries: 3 }))).toEqual(expect.objectContaining({ truncated: true }));
+    expect(successJson(await glob({ pattern: '**' }, new GlobTool({ maxEntries: 3 })))).toEqual(expect.objectContaining({ truncated: true }));
   });
 
   it('returns an empty list when nothing matches', async () => {
-    expect(await glob({ pattern: '**/*.py' })).toEqual({ files: [], truncated: false });
+    expect(successJson(await glob({ pattern: '**/*.py' }))).toEqual({ files: [], truncated: false });
   });
 
   it.each([
@@ -68,13 +68,13 @@ describe('GlobTool', () => {
     [{ pattern: '../*' }, "glob pattern '../*' must not contain '..'"],
     [{ pattern: '{a,b' }, "glob pattern '{a,b' has an unclosed '{'"],
   ])('%j → error', async (args, error) => {
-    expect(await glob(args)).toEqual({ error });
+    expect(failureMessage(await glob(args))).toBe(error);
   });
 
   describe('when the pattern starts with plain directories', () => {
     it('walks only below them', async () => {
       // Three entries would not even cover the workspace root; src/lib holds two.
-      expect(await glob({ pattern: 'src/lib/*.ts' }, new GlobTool({ maxEntries: 3 }))).toEqual({
+      expect(successJson(await glob({ pattern: 'src/lib/*.ts' }, new GlobTool({ maxEntries: 3 })))).toEqual({
         files: ['src/lib/util.spec.ts', 'src/lib/util.ts'],
         truncated: false,
       });
@@ -82,10 +82,10 @@ describe('GlobTool', () => {
 
     it('still never enters node_modules, .git or a link to a directory', async () => {
       await fs.symlink(path.join(workspace, 'src'), path.join(workspace, 'src-link'));
-      expect(await glob({ pattern: 'node_modules/**' })).toEqual({ files: [], truncated: false });
-      expect(await glob({ pattern: '.git/*' })).toEqual({ files: [], truncated: false });
-      expect(await glob({ pattern: 'src-link/*.ts' })).toEqual({ files: [], truncated: false });
-      expect(await glob({ pattern: 'missing/*.ts' })).toEqual({ files: [], truncated: false });
+      expect(successJson(await glob({ pattern: 'node_modules/**' }))).toEqual({ files: [], truncated: false });
+      expect(successJson(await glob({ pattern: '.git/*' }))).toEqual({ files: [], truncated: false });
+      expect(successJson(await glob({ pattern: 'src-link/*.ts' }))).toEqual({ files: [], truncated: false });
+      expect(successJson(await glob({ pattern: 'missing/*.ts' }))).toEqual({ files: [], truncated: false });
     });
   });
 
@@ -97,21 +97,21 @@ describe('GlobTool', () => {
       // A clock that moves one millisecond each time the walk looks at it.
       let readings = 0;
       const tool = new GlobTool({ timeoutMs: 5, now: () => readings++ });
-      expect(await glob({ pattern: '**/*.ts' }, tool)).toEqual({ error: deadlineError(5) });
+      expect(failureMessage(await glob({ pattern: '**/*.ts' }, tool))).toBe(deadlineError(5));
       // It stopped on the sixth reading, long before looking at every entry.
       expect(readings).toBe(6);
     });
 
     it('answers normally when the walk ends before the deadline', async () => {
       const tool = new GlobTool({ timeoutMs: 1, now: () => 0 });
-      expect((await glob({ pattern: '**/*.ts' }, tool)).files).toHaveLength(4);
+      expect(successJson(await glob({ pattern: '**/*.ts' }, tool)).files).toHaveLength(4);
     });
 
     it('defaults to 30 s, as grep', async () => {
       let readings = 0;
       const clock = [0, 29_999, 30_000];
       const tool = new GlobTool({ now: () => clock[Math.min(readings++, clock.length - 1)] });
-      expect(await glob({ pattern: '**' }, tool)).toEqual({ error: deadlineError(30_000) });
+      expect(failureMessage(await glob({ pattern: '**' }, tool))).toBe(deadlineError(30_000));
       expect(readings).toBe(3);
     });
   });
@@ -136,7 +136,7 @@ describe('glob over an 800-deep tree (as write_file makes them)', () => {
     // now opens each once (see workspace-file-walk.spec.ts). The clock is read at every step.
     let readings = 0;
     const tool = new GlobTool({ now: () => (readings++, 0) });
-    expect(JSON.parse(await tool.execute(JSON.stringify({ pattern: '**' }), workspace))).toEqual({ files: [`${chain}/bottom.txt`], truncated: false });
+    expect(successJson(await tool.execute(JSON.stringify({ pattern: '**' }), workspace))).toEqual({ files: [`${chain}/bottom.txt`], truncated: false });
     expect(readings).toBeGreaterThan(800);
   });
 });
@@ -151,7 +151,7 @@ describe('glob of a cancelled call', () => {
       const result = await ToolCallContext.runScope({ callId: 'c1', signal: controller.signal }, () =>
         new GlobTool().execute(JSON.stringify({ pattern: '**' }), workspace),
       );
-      expect(JSON.parse(String(result))).toEqual({ error: 'glob was cancelled before it finished' });
+      expect(failureMessage(result)).toBe('glob was cancelled before it finished');
     } finally {
       await fs.rm(workspace, { recursive: true, force: true });
     }

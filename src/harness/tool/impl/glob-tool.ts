@@ -3,6 +3,7 @@ import * as fs from 'node:fs/promises';
 import { ToolCallContext } from '../tool-call-context';
 import { optionalString, requireString } from '../tool-arguments';
 import { resolveInWorkspace } from '../workspace-path';
+import type { ToolOutput } from '../tool-output';
 import { describeFsError } from './fs-error-message';
 import { compileGlob } from './glob-pattern';
 import { errorResult, jsonResult } from './json-result';
@@ -83,7 +84,7 @@ export class GlobTool extends WorkspaceTool {
     };
   }
 
-  protected async run(args: Record<string, unknown>, workspace: string): Promise<string> {
+  protected async run(args: Record<string, unknown>, workspace: string): Promise<ToolOutput> {
     const deadline = this.now() + this.timeoutMs;
     const pattern = requireString(args, 'pattern');
     if (!pattern.ok) return errorResult(pattern.error);

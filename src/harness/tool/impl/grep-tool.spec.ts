@@ -7,6 +7,7 @@ import { RE2JS } from 're2js';
 import { ToolCallContext } from '../tool-call-context';
 import { GrepTool, MAX_PROGRAM_SIZE } from './grep-tool';
 import { configureGrepWorkers, type GrepWorkerSettings, liveGrepWorkers, liveGrepWorkersOf, setGrepWorkerLimit, waitingGrepMatchers } from './grep-worker';
+import { failureMessage, successJson } from './testing/tool-return';
 
 const timers = () => process.getActiveResourcesInfo().filter((resource) => resource === 'Timeout').length;
 
@@ -42,11 +43,10 @@ describe('GrepTool', () => {
     await fs.rm(workspace, { recursive: true, force: true });
   });
 
-  const grep = async (args: Record<string, unknown>, tool = new GrepTool()) =>
-    JSON.parse(await tool.execute(JSON.stringify(args), workspace)) as Record<string, unknown>;
+  const grep = async (args: Record<string, unknown>, tool = new GrepTool()) => tool.execute(JSON.stringify(args), workspace);
 
   it('finds matching lines with file and 1-based line number, skipping node_modules', async () => {
-    expect(await grep({ pattern: 'TODO' })).toEqual({
+    expect(successJson(await grep({ pattern: 'TODO' }))).toEqual({
       matches: [
         { file: 'notes.md', line: 1, text: 'TODO: write docs' },
         { file: 'src/app.ts', line: 2, text: '// TODO fix' },
@@ -56,21 +56,21 @@ describe('GrepTool', () => {
   });
 
   it('matches case-insensitively on request', async () => {
-    expect((await grep({ pattern: 'todo fix' })).matches).toEqual([]);
-    expect((await grep({ pattern: 'todo fix', ignore_case: true })).matches).toEqual([{ file: 'src/app.ts', line: 2, text: '// TODO fix' }]);
+    expect(successJson(await grep({ pattern: 'todo fix' })).matches).toEqual([]);
+    expect(successJson(await grep({ pattern: 'todo fix', ignore_case: true })).matches).toEqual([{ file: 'src/app.ts', line: 2, text: '// TODO fix' }]);
   });
 
   it('searches below `path`, which may also be a single file', async () => {
-    expect((await grep({ pattern: 'export', path: 'src/lib' })).matches).toEqual([
+    expect(successJson(await grep({ pattern: 'export', path: 'src/lib' })).matches).toEqual([
       { file: 'src/lib/util.ts', line: 1, text: 'export function util() {}' },
     ]);
-    expect((await grep({ pattern: 'nothing', path: 'notes.md' })).matches).toEqual([{ file: 'notes.md', line: 2, text: 'nothing here' }]);
+    expect(successJson(await grep({ pattern: 'nothing', path: 'notes.md' })).matches).toEqual([{ file: 'notes.md', line: 2, text: 'nothing here' }]);
   });
 
   it('filters files by a name glob at any depth, or by a path glob', async () => {
-    expect(((await grep({ pattern: 'export', glob: '*.ts' })).matches as unknown[]).length).toBe(2);
-    expect((await grep({ pattern: 'TODO', glob: '*.md' })).matches).toEqual([{ file: 'notes.md', line: 1, text: 'TODO: write docs' }]);
-    expect((await grep({ pattern: 'export', glob: 'src/lib/*.ts' })).matches).toEqual([
+    expect((successJson(await grep({ pattern: 'export', glob: '*.ts' })).matches as unknown[]).length).toBe(2);
+    expect(successJson(await grep({ pattern: 'TODO', glob: '*.md' })).matches).toEqual([{ file: 'notes.md', line: 1, text: 'TODO: write docs' }]);
+    expect(successJson(await grep({ pattern: 'export', glob: 'src/lib/*.ts' })).matches).toEqual([
       { file: 'src/lib/util.ts', line: 1, text: 'export function util() {}' },
     ]);
   });
@@ -78,12 +78,12 @@ describe('GrepTool', () => {
   it('skips binary files and files over the size cap', async () => {
     await fs.writeFile(path.join(workspace, 'blob.bin'), Buffer.concat([Buffer.from('TODO'), Buffer.from([0])]));
     await fs.writeFile(path.join(workspace, 'huge.txt'), `TODO ${'x'.repeat(100)}\n`);
-    const result = await grep({ pattern: 'TODO', glob: '*.{bin,txt}' }, new GrepTool({ maxFileBytes: 50 }));
+    const result = successJson(await grep({ pattern: 'TODO', glob: '*.{bin,txt}' }, new GrepTool({ maxFileBytes: 50 })));
     expect(result).toEqual({ matches: [], truncated: false });
   });
 
   it('caps the matches and says truncated', async () => {
-    expect(await grep({ pattern: 'e' }, new GrepTool({ maxMatches: 2 }))).toEqual({
+    expect(successJson(await grep({ pattern: 'e' }, new GrepTool({ maxMatches: 2 })))).toEqual({
       matches: [
         { file: 'notes.md', line: 1, text: 'TODO: write docs' },
         { file: 'notes.md', line: 2, text: 'nothing here' },
@@ -93,7 +93,7 @@ describe('GrepTool', () => {
   });
 
   it('is not truncated when the matches exactly fill the cap', async () => {
-    expect(await grep({ pattern: 'TODO' }, new GrepTool({ maxMatches: 2 }))).toEqual({
+    expect(successJson(await grep({ pattern: 'TODO' }, new GrepTool({ maxMatches: 2 })))).toEqual({
       matches: [
         { file: 'notes.md', line: 1, text: 'TODO: write docs' },
         { file: 'src/app.ts', line: 2, text: '// TODO fix' },
@@ -103,7 +103,7 @@ describe('GrepTool', () => {
   });
 
   it('counts the cap across files', async () => {
-    expect(await grep({ pattern: 'TODO|todo' }, new GrepTool({ maxMatches: 2 }))).toEqual({
+    expect(successJson(await grep({ pattern: 'TODO|todo' }, new GrepTool({ maxMatches: 2 })))).toEqual({
       matches: [
         { file: 'notes.md', line: 1, text: 'TODO: write docs' },
         { file: 'src/app.ts', line: 2, text: '// TODO fix' },
@@ -113,7 +113,7 @@ describe('GrepTool', () => {
   });
 
   it('cuts very long lines', async () => {
-    const result = await grep({ pattern: 'export const' }, new GrepTool({ maxLineLength: 6 }));
+    const result = successJson(await grep({ pattern: 'export const' }, new GrepTool({ maxLineLength: 6 })));
     expect(result.matches).toEqual([{ file: 'src/app.ts', line: 1, text: 'export…' }]);
   });
 
@@ -123,7 +123,7 @@ describe('GrepTool', () => {
     [{ pattern: 'x', glob: '{a' }, /unclosed/],
     [{ pattern: 'x', ignore_case: 'yes' }, /^'ignore_case' must be a boolean, got string$/],
   ])('%j → error', async (args, error) => {
-    expect((await grep(args)).error).toMatch(error);
+    expect(failureMessage(await grep(args))).toMatch(error);
   });
 });
 
@@ -142,8 +142,7 @@ describe('grep with patterns that make a backtracking engine stall', () => {
     await fs.rm(workspace, { recursive: true, force: true });
   });
 
-  const grep = async (args: Record<string, unknown>) =>
-    JSON.parse(await new GrepTool().execute(JSON.stringify(args), workspace)) as Record<string, unknown>;
+  const grep = async (args: Record<string, unknown>) => new GrepTool().execute(JSON.stringify(args), workspace);
 
   it.each([
     ['(a+)+$', []],
@@ -152,14 +151,14 @@ describe('grep with patterns that make a backtracking engine stall', () => {
     ['(x*)*y', []],
     ['(?:\\w+\\s?)+$', [2, 3]],
   ])('%s is answered correctly, in linear time', async (pattern, lines) => {
-    const result = await grep({ pattern, path: 'long.txt' });
+    const result = successJson(await grep({ pattern, path: 'long.txt' }));
     expect((result.matches as Array<{ line: number }>).map((match) => match.line)).toEqual(lines);
   });
 
   it('a glob filter with many stars is matched in linear time', async () => {
-    const result = await grep({ pattern: 'needle', glob: `${'*a'.repeat(40)}*b` });
+    const result = successJson(await grep({ pattern: 'needle', glob: `${'*a'.repeat(40)}*b` }));
     expect(result).toEqual({ matches: [], truncated: false });
-    const hit = await grep({ pattern: 'needle', glob: `${'*a'.repeat(40)}*.txt` });
+    const hit = successJson(await grep({ pattern: 'needle', glob: `${'*a'.repeat(40)}*.txt` }));
     expect(hit.matches).toEqual([{ file: `names/${'a'.repeat(200)}.txt`, line: 1, text: 'needle' }]);
   });
 
@@ -167,7 +166,7 @@ describe('grep with patterns that make a backtracking engine stall', () => {
     ['(?=a)b', /^invalid regular expression '\(\?=a\)b': .*\(\?=/],
     ['(a)\\1', /^invalid regular expression .*\\1/],
   ])('refuses %s (RE2 has no lookaround or backreferences) with an error naming it', async (pattern, error) => {
-    expect((await grep({ pattern })).error).toMatch(error);
+    expect(failureMessage(await grep({ pattern }))).toMatch(error);
   });
 });
 
@@ -186,8 +185,7 @@ describe('grep with patterns that are slow even for a linear-time engine', () =>
     await fs.rm(workspace, { recursive: true, force: true });
   });
 
-  const grep = async (args: Record<string, unknown>, tool = new GrepTool()) =>
-    JSON.parse(await tool.execute(JSON.stringify(args), workspace)) as Record<string, unknown>;
+  const grep = async (args: Record<string, unknown>, tool = new GrepTool()) => tool.execute(JSON.stringify(args), workspace);
 
   /** Runs `work` while a 10 ms interval ticks; returns its result and the longest gap between ticks. */
   async function withTicks<T>(work: () => Promise<T>): Promise<{ result: T; maxGapMs: number }> {
@@ -214,7 +212,7 @@ describe('grep with patterns that are slow even for a linear-time engine', () =>
     expect(liveGrepWorkers()).toBe(1);
     const cancelledAt = performance.now();
     controller.abort();
-    expect(await search).toEqual({ error: 'grep was cancelled before it finished' });
+    expect(failureMessage(await search)).toBe('grep was cancelled before it finished');
     expect(performance.now() - cancelledAt).toBeLessThan(1_000);
     expect(liveGrepWorkers()).toBe(0);
   });
@@ -222,19 +220,19 @@ describe('grep with patterns that are slow even for a linear-time engine', () =>
   it('is stopped at the deadline with an error, without blocking the event loop meanwhile', async () => {
     const started = performance.now();
     const { result, maxGapMs } = await withTicks(() => grep({ pattern: slowPattern, path: 'many-a.txt' }, new GrepTool({ timeoutMs: 300 })));
-    expect(result).toEqual({
-      error: 'grep was stopped after its time limit of 300 ms; narrow the search with a simpler pattern, a smaller `path` or a `glob`',
-    });
+    expect(failureMessage(result)).toBe(
+      'grep was stopped after its time limit of 300 ms; narrow the search with a simpler pattern, a smaller `path` or a `glob`',
+    );
     expect(performance.now() - started).toBeLessThan(5_000);
     expect(maxGapMs).toBeLessThan(200);
     expect(liveGrepWorkers()).toBe(0);
-    expect(await grep({ pattern: 'needle' })).toEqual({ matches: [{ file: 'notes.md', line: 1, text: 'needle' }], truncated: false });
+    expect(successJson(await grep({ pattern: 'needle' }))).toEqual({ matches: [{ file: 'notes.md', line: 1, text: 'needle' }], truncated: false });
   });
 
   it('refuses a pattern whose compiled program is over the size cap, naming both', async () => {
     const pattern = 'a{1000}b{1000}c{1000}d{1000}e{1000}';
     expect(RE2JS.compile(pattern).programSize()).toBe(5002);
-    expect((await grep({ pattern })).error).toBe(
+    expect(failureMessage(await grep({ pattern }))).toBe(
       `regular expression '${pattern}' is too complex: it compiles to 5002 instructions, more than the limit of ${MAX_PROGRAM_SIZE}; ` +
         'use a simpler pattern (large counted repetitions such as {1000} are costly)',
     );
@@ -243,7 +241,7 @@ describe('grep with patterns that are slow even for a linear-time engine', () =>
 
   it('accepts the slow pattern, which is under the cap, and answers it when the input is short', async () => {
     expect(RE2JS.compile(slowPattern).programSize()).toBeLessThanOrEqual(MAX_PROGRAM_SIZE);
-    expect(await grep({ pattern: slowPattern, path: 'notes.md' })).toEqual({ matches: [], truncated: false });
+    expect(successJson(await grep({ pattern: slowPattern, path: 'notes.md' }))).toEqual({ matches: [], truncated: false });
   });
 
   it('reports an error thrown inside the matching thread as a failure', async () => {
@@ -251,7 +249,7 @@ describe('grep with patterns that are slow even for a linear-time engine', () =>
     const compile = RE2JS.compile.bind(RE2JS);
     const spy = jest.spyOn(RE2JS, 'compile').mockImplementationOnce(() => compile('x'));
     try {
-      expect((await grep({ pattern: '(unclosed' })).error).toMatch(/^grep failed: .*missing closing \)/);
+      expect(failureMessage(await grep({ pattern: '(unclosed' }))).toMatch(/^grep failed: .*missing closing \)/);
     } finally {
       spy.mockRestore();
     }
@@ -262,14 +260,14 @@ describe('grep with patterns that are slow even for a linear-time engine', () =>
     const timersBefore = timers();
     const fast = new GrepTool({ timeoutMs: 300 });
     for (let i = 0; i < 5; i++) {
-      expect((await grep({ pattern: 'needle' }, fast)).matches).toHaveLength(1);
-      expect((await grep({ pattern: 'nothing-matches-this' }, fast)).matches).toEqual([]);
-      expect((await grep({ pattern: '(unclosed' }, fast)).error).toMatch(/^invalid regular expression/);
-      expect((await grep({ pattern: 'x', path: 'nowhere' }, fast)).error).toMatch(/^no such file/);
-      expect((await grep({ pattern: 'a{1000}b{1000}c{1000}d{1000}e{1000}' }, fast)).error).toMatch(/too complex/);
+      expect(successJson(await grep({ pattern: 'needle' }, fast)).matches).toHaveLength(1);
+      expect(successJson(await grep({ pattern: 'nothing-matches-this' }, fast)).matches).toEqual([]);
+      expect(failureMessage(await grep({ pattern: '(unclosed' }, fast))).toMatch(/^invalid regular expression/);
+      expect(failureMessage(await grep({ pattern: 'x', path: 'nowhere' }, fast))).toMatch(/^no such file/);
+      expect(failureMessage(await grep({ pattern: 'a{1000}b{1000}c{1000}d{1000}e{1000}' }, fast))).toMatch(/too complex/);
       expect(liveGrepWorkers()).toBe(0);
     }
-    expect((await grep({ pattern: slowPattern, path: 'many-a.txt' }, fast)).error).toMatch(/time limit of 300 ms/);
+    expect(failureMessage(await grep({ pattern: slowPattern, path: 'many-a.txt' }, fast))).toMatch(/time limit of 300 ms/);
     expect(liveGrepWorkers()).toBe(0);
     // No growth: a timer of an earlier test may end meanwhile, none of these calls may leave one.
     await expectNoTimerLeft(timersBefore);
@@ -307,8 +305,7 @@ describe('grep calls sharing a limited number of matching threads', () => {
     configureGrepWorkers(previous);
   });
 
-  const grep = async (args: Record<string, unknown>, tool = new GrepTool()) =>
-    JSON.parse(await tool.execute(JSON.stringify(args), workspace)) as Record<string, unknown>;
+  const grep = async (args: Record<string, unknown>, tool = new GrepTool()) => tool.execute(JSON.stringify(args), workspace);
 
   /** Runs `work` while sampling `liveGrepWorkers()` every millisecond; returns its result and the highest count seen. */
   async function withThreadCount<T>(work: () => Promise<T>): Promise<{ result: T; maxLive: number }> {
@@ -323,7 +320,7 @@ describe('grep calls sharing a limited number of matching threads', () => {
   }
 
   const expectFastGrepWorks = async () => {
-    expect(await grep({ pattern: 'needle', path: 'notes.md' })).toEqual({
+    expect(successJson(await grep({ pattern: 'needle', path: 'notes.md' }))).toEqual({
       matches: [{ file: 'notes.md', line: 1, text: 'needle' }],
       truncated: false,
     });
@@ -335,7 +332,7 @@ describe('grep calls sharing a limited number of matching threads', () => {
     const { result, maxLive } = await withThreadCount(() =>
       Promise.all(Array.from({ length: 6 }, () => grep({ pattern: slowPattern, path: 'few-a.txt' }, tool))),
     );
-    expect(result).toEqual(Array.from({ length: 6 }, () => ({ matches: [], truncated: false })));
+    expect(result.map(successJson)).toEqual(Array.from({ length: 6 }, () => ({ matches: [], truncated: false })));
     expect(maxLive).toBe(2);
     expect(liveGrepWorkers()).toBe(0);
     expect(waitingGrepMatchers()).toBe(0);
@@ -349,9 +346,10 @@ describe('grep calls sharing a limited number of matching threads', () => {
       Promise.all(deadlines.map((timeoutMs) => grep({ pattern: slowPattern, path: 'many-a.txt' }, new GrepTool({ timeoutMs })))),
     );
     // Each ran into its deadline, matching or still waiting for a thread — and was told which.
-    expect(result).toEqual(deadlines.map((ms) => ({ error: expect.stringMatching(new RegExp(`^grep was stopped after its time limit of ${ms} ms`)) })));
-    for (const [index, answer] of result.entries()) {
-      expect([deadlineError(deadlines[index]), busyError(deadlines[index])]).toContain(answer.error);
+    const errors = result.map(failureMessage);
+    expect(errors).toEqual(deadlines.map((ms) => expect.stringMatching(new RegExp(`^grep was stopped after its time limit of ${ms} ms`))));
+    for (const [index, error] of errors.entries()) {
+      expect([deadlineError(deadlines[index]), busyError(deadlines[index])]).toContain(error);
     }
     expect(maxLive).toBeLessThanOrEqual(2);
     expect(liveGrepWorkers()).toBe(0);
@@ -368,23 +366,23 @@ describe('grep calls sharing a limited number of matching threads', () => {
       const started = performance.now();
       const waiter = new GrepTool({ timeoutMs: 200 });
       const { result, maxLive } = await withThreadCount(() => grep({ pattern: 'needle', path: 'notes.md' }, waiter));
-      expect(result).toEqual({ error: busyError(200) });
+      expect(failureMessage(result)).toBe(busyError(200));
       expect(performance.now() - started).toBeLessThan(1_500);
       // Only the running call's thread exists, and the waiting call has left the queue.
       expect(maxLive).toBe(1);
       expect(liveGrepWorkers()).toBe(1);
       expect(waitingGrepMatchers()).toBe(0);
     } finally {
-      expect(await running).toEqual({ error: deadlineError(2_000) });
+      expect(failureMessage(await running)).toBe(deadlineError(2_000));
     }
     expect(liveGrepWorkers()).toBe(0);
   });
 
   it('ends a call whose thread exceeds its heap limit with a failure, and frees the thread', async () => {
     const tool = new GrepTool({ maxWorkerHeapMb: 8, maxFileBytes: 4 * 1024 * 1024 });
-    expect(await grep({ pattern: 'x', path: 'lines.txt' }, tool)).toEqual({
-      error: 'grep failed: Worker terminated due to reaching memory limit: JS heap out of memory',
-    });
+    expect(failureMessage(await grep({ pattern: 'x', path: 'lines.txt' }, tool))).toBe(
+      'grep failed: Worker terminated due to reaching memory limit: JS heap out of memory',
+    );
     expect(liveGrepWorkers()).toBe(0);
   });
 
@@ -396,18 +394,18 @@ describe('grep calls sharing a limited number of matching threads', () => {
     const compile = RE2JS.compile.bind(RE2JS);
     const spy = jest.spyOn(RE2JS, 'compile').mockImplementationOnce(() => compile('x'));
     try {
-      expect((await grep({ pattern: '(unclosed' })).error).toMatch(/^grep failed: .*missing closing \)/);
+      expect(failureMessage(await grep({ pattern: '(unclosed' }))).toMatch(/^grep failed: .*missing closing \)/);
     } finally {
       spy.mockRestore();
     }
     await expectFastGrepWorks();
 
     const short = new GrepTool({ timeoutMs: 200 });
-    expect(await grep({ pattern: slowPattern, path: 'many-a.txt' }, short)).toEqual({ error: deadlineError(200) });
+    expect(failureMessage(await grep({ pattern: slowPattern, path: 'many-a.txt' }, short))).toBe(deadlineError(200));
     await expectFastGrepWorks();
 
     const crashing = new GrepTool({ maxWorkerHeapMb: 8, maxFileBytes: 4 * 1024 * 1024 });
-    expect((await grep({ pattern: 'x', path: 'lines.txt' }, crashing)).error).toMatch(/^grep failed: .*memory limit/);
+    expect(failureMessage(await grep({ pattern: 'x', path: 'lines.txt' }, crashing))).toMatch(/^grep failed: .*memory limit/);
     await expectFastGrepWorks();
 
     expect(liveGrepWorkers()).toBe(0);
@@ -440,8 +438,7 @@ describe('grep calls of different sessions sharing the matching threads', () => 
   });
 
   /** A call as the dispatcher makes it: session id, user id, workspace. */
-  const grepAs = async (sessionId: number, args: Record<string, unknown>, tool: GrepTool) =>
-    JSON.parse(await tool.execute(JSON.stringify(args), sessionId, 1, workspace)) as Record<string, unknown>;
+  const grepAs = async (sessionId: number, args: Record<string, unknown>, tool: GrepTool) => tool.execute(JSON.stringify(args), sessionId, 1, workspace);
 
   async function until(condition: () => boolean): Promise<void> {
     while (!condition()) await new Promise<void>((resolve) => setImmediate(resolve));
@@ -455,14 +452,14 @@ describe('grep calls of different sessions sharing the matching threads', () => 
     );
     await until(() => liveGrepWorkersOf(7) === 1 && waitingGrepMatchers() === 2);
 
-    expect(await grepAs(8, { pattern: 'needle' }, tool)).toEqual({ matches: [{ file: 'notes.md', line: 1, text: 'needle' }], truncated: false });
+    expect(successJson(await grepAs(8, { pattern: 'needle' }, tool))).toEqual({ matches: [{ file: 'notes.md', line: 1, text: 'needle' }], truncated: false });
     // Session 7's searches were all still running or waiting when session 8 got its answer.
     expect(slowSettled).toBe(0);
     expect(liveGrepWorkersOf(7)).toBe(1);
     expect(waitingGrepMatchers()).toBe(2);
 
     // Whichever got the thread ran into the deadline; the two behind it were told the server was busy.
-    const errors = (await Promise.all(slow)).map((answer) => String(answer.error));
+    const errors = (await Promise.all(slow)).map(failureMessage);
     expect(errors.filter((error) => error.startsWith('grep was stopped after its time limit of 3000 ms; narrow the search'))).toHaveLength(1);
     expect(errors.filter((error) => error.startsWith('grep was stopped after its time limit of 3000 ms while waiting'))).toHaveLength(2);
     expect(liveGrepWorkers()).toBe(0);
@@ -474,9 +471,9 @@ describe('grep calls of different sessions sharing the matching threads', () => 
     const slow = grepAs(7, { pattern: slowPattern, path: 'many-a.txt' }, tool);
     await until(() => liveGrepWorkersOf(7) === 1);
     // No session: the anonymous group, which holds nothing, takes the extra thread.
-    expect(JSON.parse(await tool.execute(JSON.stringify({ pattern: 'needle' }), workspace)).matches).toHaveLength(1);
+    expect(successJson(await tool.execute(JSON.stringify({ pattern: 'needle' }), workspace)).matches).toHaveLength(1);
     expect(liveGrepWorkersOf(null)).toBe(0);
-    expect((await slow).error).toMatch(/time limit of 3000 ms; narrow/);
+    expect(failureMessage(await slow)).toMatch(/time limit of 3000 ms; narrow/);
   });
 });
 
@@ -499,7 +496,7 @@ describe('grep over an 800-deep tree with a file in every directory', () => {
 
   it('reads every file, each opened from its directory rather than from the root', async () => {
     // Opening every file from the root took 320 000 opens for this tree, past this test's timeout.
-    const result = JSON.parse(await new GrepTool({ maxMatches: 1_000 }).execute(JSON.stringify({ pattern: '^level (0|799)$' }), workspace)) as {
+    const result = successJson(await new GrepTool({ maxMatches: 1_000 }).execute(JSON.stringify({ pattern: '^level (0|799)$' }), workspace)) as {
       matches: Array<{ file: string; line: number; text: string }>;
     };
     expect(result.matches.map((match) => match.text)).toEqual(['level 0', 'level 799']);

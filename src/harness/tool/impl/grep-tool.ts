@@ -6,6 +6,7 @@ import { RE2JS } from 're2js';
 
 import { ToolCallContext } from '../tool-call-context';
 import { optionalBoolean, optionalString, requireString } from '../tool-arguments';
+import type { ToolOutput } from '../tool-output';
 import { openFileBeneath } from '../workspace-open';
 import { resolveInWorkspace } from '../workspace-path';
 import { looksBinary } from './binary-content';
@@ -118,7 +119,7 @@ export class GrepTool extends WorkspaceTool {
    * (`configureGrepWorkers`), not with everybody else's. `WorkspaceTool`'s entry passes on only
    * the workspace, so the call runs on a copy of this tool bound to the session.
    */
-  protected override executeWithSession(argumentsJson: string, sessionId: number | null, workspace: string | null): Promise<string> {
+  protected override executeWithSession(argumentsJson: string, sessionId: number | null, workspace: string | null): Promise<ToolOutput> {
     const tool = sessionId === this.session ? this : new GrepTool(this.options, sessionId);
     return tool.executeWithWorkspace(argumentsJson, workspace);
   }
@@ -164,7 +165,7 @@ export class GrepTool extends WorkspaceTool {
     };
   }
 
-  protected async run(args: Record<string, unknown>, workspace: string): Promise<string> {
+  protected async run(args: Record<string, unknown>, workspace: string): Promise<ToolOutput> {
     const pattern = requireString(args, 'pattern');
     if (!pattern.ok) return errorResult(pattern.error);
     const base = optionalString(args, 'path');
@@ -225,7 +226,7 @@ export class GrepTool extends WorkspaceTool {
    * matcher's thread has exited and its slot is free (or its wait ended) when this settles; a
    * search abandoned at the deadline finds its matcher closed and stops at its next step.
    */
-  private async searchWithDeadline(target: SearchTarget, matcher: GrepLineMatcher): Promise<string> {
+  private async searchWithDeadline(target: SearchTarget, matcher: GrepLineMatcher): Promise<ToolOutput> {
     let timer: NodeJS.Timeout | undefined;
     const expired = new Promise<null>((resolve) => {
       timer = setTimeout(() => resolve(null), this.timeoutMs);
@@ -233,7 +234,7 @@ export class GrepTool extends WorkspaceTool {
     // A cancelled call (its run was cancelled) ends at once: its thread is terminated below.
     const signal = ToolCallContext.signal();
     let onAbort: (() => void) | undefined;
-    const cancelled = new Promise<string>((resolve) => {
+    const cancelled = new Promise<ToolOutput>((resolve) => {
       onAbort = () => resolve(errorResult('grep was cancelled before it finished'));
       if (signal?.aborted) onAbort();
       else signal?.addEventListener('abort', onAbort, { once: true });
@@ -267,7 +268,7 @@ export class GrepTool extends WorkspaceTool {
   }
 
   /** Walks the target, reads each searchable file and lets `matcher` find the matching lines. */
-  private async search(target: SearchTarget, matcher: GrepLineMatcher): Promise<string> {
+  private async search(target: SearchTarget, matcher: GrepLineMatcher): Promise<ToolOutput> {
     const matches: GrepMatch[] = [];
     // Stopped with the matcher: a search abandoned at its deadline does not go on walking.
     const walk = new WorkspaceFileWalk(target.workspace, { maxEntries: this.maxEntries, shouldStop: () => matcher.isClosed });

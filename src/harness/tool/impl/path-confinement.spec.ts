@@ -7,6 +7,7 @@ import { EditFileTool } from './edit-file-tool';
 import { GlobTool } from './glob-tool';
 import { GrepTool } from './grep-tool';
 import { ReadFileTool } from './read-file-tool';
+import { failureMessage, successJson } from './testing/tool-return';
 import { WriteFileTool } from './write-file-tool';
 
 /** Every path-taking tool, with the arguments that aim it at `target`. */
@@ -52,11 +53,10 @@ describe('path confinement of the built-in tools', () => {
 
     it.each(escapes)('refuses %s and leaves the outside untouched', async (_label, target, message) => {
       const given = target();
-      const result = await makeTool().execute(JSON.stringify(argsFor(given)), workspace);
-      const parsed = JSON.parse(result) as { error?: string };
-      expect(parsed.error).toMatch(message);
+      const error = failureMessage(await makeTool().execute(JSON.stringify(argsFor(given)), workspace));
+      expect(error).toMatch(message);
       // The error may echo the path the model gave, never where a symlink leads.
-      expect((parsed.error ?? '').replace(given, '')).not.toContain(outside);
+      expect(error.replace(given, '')).not.toContain(outside);
       expect(await fs.readFile(path.join(outside, 'secret.txt'), 'utf8')).toBe('secret\n');
       expect((await fs.readdir(outside)).sort()).toEqual(['secret.txt']);
     });
@@ -64,9 +64,9 @@ describe('path confinement of the built-in tools', () => {
 
   it('glob and grep over the whole workspace do not reach through symlinks outside', async () => {
     await fs.writeFile(path.join(workspace, 'inside.txt'), 'secret inside\n');
-    const globbed = JSON.parse(await new GlobTool().execute('{"pattern":"**/*"}', workspace)) as { files: string[] };
+    const globbed = successJson(await new GlobTool().execute('{"pattern":"**/*"}', workspace));
     expect(globbed.files).toEqual(['inside.txt']);
-    const grepped = JSON.parse(await new GrepTool().execute('{"pattern":"secret"}', workspace)) as { matches: unknown[] };
+    const grepped = successJson(await new GrepTool().execute('{"pattern":"secret"}', workspace));
     expect(grepped.matches).toEqual([{ file: 'inside.txt', line: 1, text: 'secret inside' }]);
   });
 });

@@ -3,10 +3,12 @@ import * as fs from 'node:fs/promises';
 import * as os from 'node:os';
 import * as path from 'node:path';
 
+import type { Tool } from '../tool';
 import { EditFileTool } from './edit-file-tool';
 import { GlobTool } from './glob-tool';
 import { GrepTool } from './grep-tool';
 import { ReadFileTool } from './read-file-tool';
+import { successJson, successText, textOf } from './testing/tool-return';
 import { WriteFileTool } from './write-file-tool';
 
 // A command of the session running in the background can swap a directory of the workspace for
@@ -46,8 +48,7 @@ describe('the file tools while a directory of the workspace is being swapped for
     await fs.rm(sandbox, { recursive: true, force: true });
   });
 
-  const call = async (tool: { execute(args: string, workspace: string): unknown }, args: Record<string, unknown>) =>
-    String(await tool.execute(JSON.stringify(args), workspace));
+  const call = (tool: Tool, args: Record<string, unknown>) => tool.execute(JSON.stringify(args), workspace);
 
   it('never reads, writes, edits, searches or lists what lies outside', async () => {
     const [read, write, edit, grep, glob] = [new ReadFileTool(), new WriteFileTool(), new EditFileTool(), new GrepTool(), new GlobTool()];
@@ -60,7 +61,7 @@ describe('the file tools while a directory of the workspace is being swapped for
         call(grep, { pattern: 'SECRET|inside' }),
         call(glob, { pattern: '**/*' }),
       ]);
-      for (const result of results) {
+      for (const result of results.map(textOf)) {
         expect(result).not.toContain('OUTSIDE-SECRET');
         expect(result).not.toContain('outside-only');
       }
@@ -71,8 +72,8 @@ describe('the file tools while a directory of the workspace is being swapped for
     // Once the swapping stops, the tools work as ever: they refused only what was being swapped.
     swapper.kill('SIGKILL');
     await new Promise<void>((resolve) => (swapper.exitCode !== null || swapper.signalCode !== null ? resolve() : swapper.once('exit', () => resolve())));
-    expect(JSON.parse(await call(write, { path: 'calm/notes.txt', content: 'calm\n' }))).toEqual({ path: 'calm/notes.txt', bytes: 5 });
-    expect(await call(read, { path: 'calm/notes.txt' })).toBe('calm\n');
-    expect(JSON.parse(await call(grep, { pattern: '^calm$' })).matches).toEqual([{ file: 'calm/notes.txt', line: 1, text: 'calm' }]);
+    expect(successJson(await call(write, { path: 'calm/notes.txt', content: 'calm\n' }))).toEqual({ path: 'calm/notes.txt', bytes: 5 });
+    expect(successText(await call(read, { path: 'calm/notes.txt' }))).toBe('calm\n');
+    expect(successJson(await call(grep, { pattern: '^calm$' })).matches).toEqual([{ file: 'calm/notes.txt', line: 1, text: 'calm' }]);
   });
 });

@@ -2,9 +2,10 @@ import * as fs from 'node:fs/promises';
 
 import { optionalInteger, requireString } from '../tool-arguments';
 import { resolveInWorkspace } from '../workspace-path';
+import type { ToolOutput } from '../tool-output';
 import { looksBinary } from './binary-content';
 import { describeFsError } from './fs-error-message';
-import { errorResult } from './json-result';
+import { errorResult, textResult } from './json-result';
 import { openRegularFile } from './regular-file';
 import { WorkspaceTool } from './workspace-tool';
 
@@ -24,7 +25,8 @@ export interface ReadFileToolOptions {
  * `read_file {path, offset?, limit?}`: returns the raw text of a workspace file, or of the line
  * range `offset` (1-based) .. `offset + limit - 1`. The file is read in chunks and reading stops
  * once the range or the byte cap is reached, so a range of a huge file is cheap. The result is
- * the text itself (not JSON); a cut is announced by a trailing `[read_file: ...]` line.
+ * the text itself (not JSON); a cut is announced by a trailing `[read_file: ...]` line. The text
+ * is a success whatever it holds: a file whose content is `{"error":"x"}` was read.
  */
 export class ReadFileTool extends WorkspaceTool {
   private readonly maxBytes: number;
@@ -63,7 +65,7 @@ export class ReadFileTool extends WorkspaceTool {
     };
   }
 
-  protected async run(args: Record<string, unknown>, workspace: string): Promise<string> {
+  protected async run(args: Record<string, unknown>, workspace: string): Promise<ToolOutput> {
     const pathArg = requireString(args, 'path');
     if (!pathArg.ok) return errorResult(pathArg.error);
     const offset = optionalInteger(args, 'offset', { min: 1 });
@@ -90,7 +92,7 @@ export class ReadFileTool extends WorkspaceTool {
     }
   }
 
-  private async readRange(handle: fs.FileHandle, shown: string, first: number, limit: number | undefined): Promise<string> {
+  private async readRange(handle: fs.FileHandle, shown: string, first: number, limit: number | undefined): Promise<ToolOutput> {
     const last = limit === undefined ? Infinity : first + limit - 1;
     const chunk = Buffer.alloc(CHUNK_BYTES);
     const pieces: Buffer[] = [];
@@ -132,9 +134,9 @@ export class ReadFileTool extends WorkspaceTool {
 
     if (truncatedAtLine !== null) {
       const text = trimPartialCharacter(Buffer.concat(pieces)).toString('utf8');
-      return (
+      return textResult(
         `${text}\n\n[read_file: output cut at ${this.maxBytes} bytes, inside line ${truncatedAtLine}; ` +
-        `call read_file with offset=${truncatedAtLine} and a limit to read on]`
+          `call read_file with offset=${truncatedAtLine} and a limit to read on]`,
       );
     }
     if (first > 1 && line <= last) {
@@ -145,7 +147,7 @@ export class ReadFileTool extends WorkspaceTool {
         return errorResult(`offset ${first} is past the end of '${shown}', which has ${lineCount} lines`);
       }
     }
-    return Buffer.concat(pieces).toString('utf8');
+    return textResult(Buffer.concat(pieces).toString('utf8'));
   }
 }
 

@@ -1,4 +1,5 @@
 import { BaseTool } from '../tool';
+import type { ToolOutput } from '../tool-output';
 import { optionalString, parseToolArguments, type ArgumentResult } from '../tool-arguments';
 import { errorMessage } from '../../runtime/error-message';
 import { errorResult } from './json-result';
@@ -30,9 +31,9 @@ export abstract class SessionTaskTool extends BaseTool {
   }
 
   /** Does the work once the arguments are an object and the session is known. */
-  protected abstract run(args: Record<string, unknown>, sessionId: number): string;
+  protected abstract run(args: Record<string, unknown>, sessionId: number): ToolOutput;
 
-  protected override executeWithSession(argumentsJson: string, sessionId: number | null, _workspace: string | null): string {
+  protected override executeWithSession(argumentsJson: string, sessionId: number | null, _workspace: string | null): ToolOutput {
     if (sessionId === null) return errorResult(`${this.getName()} needs a session to run`);
     const parsed = parseToolArguments(argumentsJson);
     if (!parsed.ok) return errorResult(parsed.error);
@@ -43,7 +44,7 @@ export abstract class SessionTaskTool extends BaseTool {
     }
   }
 
-  protected override executeImpl(_argumentsJson: string): string {
+  protected override executeImpl(_argumentsJson: string): ToolOutput {
     return errorResult(`${this.getName()} needs a session to run`);
   }
 }

@@ -6,10 +6,12 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 
 import { BackgroundTaskManager, type BackgroundTaskResult } from '../../runtime/background-task-manager';
+import type { ToolReturn } from '../tool';
 import { ToolCallContext } from '../tool-call-context';
 import { DEFAULT_SHELL_PATH, shellEnvironment } from './shell-environment';
 import { probeNamespaceIsolationSync, ShellIsolation, type ShellIsolationOptions } from './shell-isolation';
 import { SHELL_DISABLED_ERROR, SHELL_NOT_STARTED_ERROR, ShellTool, type ShellToolOptions } from './shell-tool';
+import { failureJson, failureMessage, outcomeOf, successJson } from './testing/tool-return';
 
 const SESSION = 5;
 const USER = 9;
@@ -52,7 +54,7 @@ function inCall<T>(signal: AbortSignal, execute: () => Promise<T>): Promise<T> {
  * sleeps and of every process with the command among its arguments (the shell, and for a confined
  * launch `unshare` and the namespace's init).
  */
-async function cancelWhileRunning(start: (signal: AbortSignal) => Promise<Record<string, unknown>>, command: string, sleeps: string[]) {
+async function cancelWhileRunning(start: (signal: AbortSignal) => Promise<ToolReturn>, command: string, sleeps: string[]) {
   const controller = new AbortController();
   const answer = start(controller.signal);
   const sleepPids = await eventually(() => {
@@ -93,34 +95,72 @@ describe('ShellTool', () => {
   });
 
   const shell = (options: Partial<ShellToolOptions> = {}) => new ShellTool({ enabled: true, ...options });
-  const run = async (args: Record<string, unknown>, tool = shell()) =>
-    JSON.parse(await tool.execute(JSON.stringify(args), SESSION, USER, workspace)) as Record<string, unknown>;
+  const run = async (args: Record<string, unknown>, tool = shell()) => tool.execute(JSON.stringify(args), SESSION, USER, workspace);
 
   it('runs the command with /bin/sh in the workspace and reports exit code and output', async () => {
     await fs.writeFile(path.join(workspace, 'marker.txt'), '');
-    expect(await run({ command: 'pwd; ls' })).toEqual({ exit_code: 0, stdout: `${workspace}\nmarker.txt\n`, stderr: '' });
+    expect(successJson(await run({ command: 'pwd; ls' }))).toEqual({ exit_code: 0, stdout: `${workspace}\nmarker.txt\n`, stderr: '' });
   });
 
   it('reports a non-zero exit code and stderr', async () => {
-    expect(await run({ command: 'echo oops >&2; exit 3' })).toEqual({ exit_code: 3, stdout: '', stderr: 'oops\n' });
+    expect(failureJson(await run({ command: 'echo oops >&2; exit 3' }))).toEqual({ exit_code: 3, stdout: '', stderr: 'oops\n' });
+  });
+
+  describe('the outcome it states', () => {
+    it('is a success for exit code 0', async () => {
+      expect(outcomeOf(await run({ command: 'echo ok' }))).toEqual({ text: '{"exit_code":0,"stdout":"ok\\n","stderr":""}', isError: false });
+    });
+
+    it('is a failure for a non-zero exit code, with the same text and a short reason', async () => {
+      expect(outcomeOf(await run({ command: 'exit 2' }))).toEqual({
+        text: '{"exit_code":2,"stdout":"","stderr":""}',
+        isError: true,
+        errorMessage: 'the command exited with code 2',
+      });
+    });
+
+    it('is a failure for a command killed by a signal or by the timeout, saying which', async () => {
+      expect(outcomeOf(await run({ command: 'kill -TERM $$' })).errorMessage).toBe('the command was killed by SIGTERM');
+      expect(outcomeOf(await run({ command: 'sleep 30', timeout_ms: 200 }))).toEqual({
+        text: '{"exit_code":124,"stdout":"","stderr":"","timed_out":true}',
+        isError: true,
+        errorMessage: 'the command did not finish within 200 ms; it was killed',
+      });
+    });
+
+    it('is a failure with its reason for a refused call', async () => {
+      const message = "'command' must not be empty";
+      expect(outcomeOf(await run({ command: '' }))).toEqual({ text: JSON.stringify({ error: message }), isError: true, errorMessage: message });
+    });
+
+    it('is a success for the start of an async:true command, whose own failure arrives later as text', async () => {
+      const background = new BackgroundTaskManager();
+      const started = outcomeOf(await run({ command: 'exit 2', async: true }, shell({ background })));
+      expect(started).toEqual({ text: expect.stringContaining('"status":"started"'), isError: false });
+      const [finished] = await eventually<BackgroundTaskResult[]>(() => {
+        const drained = background.drainCompleted(SESSION);
+        return drained.length > 0 ? drained : undefined;
+      }, 'the background result');
+      expect(finished.result).toBe('{"exit_code":2,"stdout":"","stderr":""}');
+    });
   });
 
   it('reports death by a signal as 128 + the signal number', async () => {
-    expect((await run({ command: 'kill -TERM $$' })).exit_code).toBe(128 + os.constants.signals.SIGTERM);
+    expect(failureJson(await run({ command: 'kill -TERM $$' })).exit_code).toBe(128 + os.constants.signals.SIGTERM);
   });
 
   it('gives the command the session and user ids', async () => {
-    expect((await run({ command: 'echo "$HARNESS_SESSION_ID/$HARNESS_USER_ID"' })).stdout).toBe('5/9\n');
+    expect(successJson(await run({ command: 'echo "$HARNESS_SESSION_ID/$HARNESS_USER_ID"' })).stdout).toBe('5/9\n');
   });
 
   it('runs with only a workspace (no session), without the id variables', async () => {
-    const result = JSON.parse(await shell({ env: { PATH: process.env.PATH } }).execute('{"command":"echo \\"[$HARNESS_SESSION_ID]\\""}', workspace));
+    const result = successJson(await shell({ env: { PATH: process.env.PATH } }).execute('{"command":"echo \\"[$HARNESS_SESSION_ID]\\""}', workspace));
     expect(result).toEqual({ exit_code: 0, stdout: '[]\n', stderr: '' });
   });
 
   describe('when the command runs too long', () => {
     it('kills the whole process group and reports exit code 124 with timed_out', async () => {
-      const result = await run({ command: 'sleep 30 & echo $! > child.pid; wait', timeout_ms: 1000 });
+      const result = failureJson(await run({ command: 'sleep 30 & echo $! > child.pid; wait', timeout_ms: 1000 }));
       expect(result).toEqual({ exit_code: 124, stdout: '', stderr: '', timed_out: true });
       const child = Number(await fs.readFile(path.join(workspace, 'child.pid'), 'utf8'));
       strayPids.push(child);
@@ -128,13 +168,13 @@ describe('ShellTool', () => {
     });
 
     it('uses the configured default timeout', async () => {
-      expect(await run({ command: 'sleep 30' }, shell({ timeoutMs: 200 }))).toEqual(expect.objectContaining({ timed_out: true }));
+      expect(failureJson(await run({ command: 'sleep 30' }, shell({ timeoutMs: 200 })))).toEqual(expect.objectContaining({ timed_out: true }));
     });
 
     it('refuses a timeout_ms above the maximum', async () => {
-      expect(await run({ command: 'true', timeout_ms: 5000 }, shell({ timeoutMs: 100, maxTimeoutMs: 1000 }))).toEqual({
-        error: "'timeout_ms' must be at most 1000, got 5000",
-      });
+      expect(failureMessage(await run({ command: 'true', timeout_ms: 5000 }, shell({ timeoutMs: 100, maxTimeoutMs: 1000 })))).toBe(
+        "'timeout_ms' must be at most 1000, got 5000",
+      );
     });
   });
 
@@ -146,7 +186,7 @@ describe('ShellTool', () => {
       const command = `sleep ${child} & echo $! > child.pid; nohup sleep ${nohupChild} > /dev/null 2>&1 & sleep ${foreground}; touch done`;
       const { answer, sleepPids, pids } = await cancelWhileRunning((signal) => runInCall(signal, { command }), command, [child, nohupChild, foreground]);
       strayPids.push(...pids);
-      expect(answer).toEqual({ error: 'the command was cancelled before it finished; it was killed' });
+      expect(failureMessage(answer)).toBe('the command was cancelled before it finished; it was killed');
       expect(Number(await fs.readFile(path.join(workspace, 'child.pid'), 'utf8'))).toBe(sleepPids[0]);
       expect(pids).toHaveLength(4); // the three sleeps and the shell
       await within(1000, () => pids.every((pid) => !isRunning(pid)), 'the death of every process');
@@ -154,31 +194,31 @@ describe('ShellTool', () => {
     });
 
     it("names the call's time limit when that is what fired", async () => {
-      expect(await runInCall(AbortSignal.timeout(100), { command: 'sleep 30' })).toEqual({
-        error: "the command was cancelled: the call's time limit passed; it was killed",
-      });
+      expect(failureMessage(await runInCall(AbortSignal.timeout(100), { command: 'sleep 30' }))).toBe(
+        "the command was cancelled: the call's time limit passed; it was killed",
+      );
     });
 
     it('runs nothing when the signal fired before the call started', async () => {
       const controller = new AbortController();
       controller.abort();
       const background = new BackgroundTaskManager();
-      expect(await runInCall(controller.signal, { command: 'touch ran' })).toEqual({ error: SHELL_NOT_STARTED_ERROR });
-      expect(await runInCall(controller.signal, { command: 'touch ran', async: true }, shell({ background }))).toEqual({ error: SHELL_NOT_STARTED_ERROR });
+      expect(failureMessage(await runInCall(controller.signal, { command: 'touch ran' }))).toBe(SHELL_NOT_STARTED_ERROR);
+      expect(failureMessage(await runInCall(controller.signal, { command: 'touch ran', async: true }, shell({ background })))).toBe(SHELL_NOT_STARTED_ERROR);
       expect(background.runningCount(SESSION)).toBe(0);
       await expect(fs.access(path.join(workspace, 'ran'))).rejects.toThrow();
     });
 
     it('stops listening to the signal once the command has finished', async () => {
       const controller = new AbortController();
-      expect(await runInCall(controller.signal, { command: 'echo fine' })).toEqual({ exit_code: 0, stdout: 'fine\n', stderr: '' });
+      expect(successJson(await runInCall(controller.signal, { command: 'echo fine' }))).toEqual({ exit_code: 0, stdout: 'fine\n', stderr: '' });
       expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
     });
 
     it('leaves an async:true command running: it belongs to the session, not to the call', async () => {
       const background = new BackgroundTaskManager();
       const controller = new AbortController();
-      const started = await runInCall(controller.signal, { command: 'sleep 0.3; echo finished', async: true }, shell({ background }));
+      const started = successJson(await runInCall(controller.signal, { command: 'sleep 0.3; echo finished', async: true }, shell({ background })));
       expect(started.status).toBe('started');
       controller.abort();
       const [finished] = await eventually<BackgroundTaskResult[]>(() => {
@@ -190,13 +230,13 @@ describe('ShellTool', () => {
   });
 
   it('does not wait for a background job that keeps the output open after the shell exits', async () => {
-    const result = await run({ command: 'sleep 30 & echo $!', timeout_ms: 20_000 });
+    const result = successJson(await run({ command: 'sleep 30 & echo $!', timeout_ms: 20_000 }));
     strayPids.push(Number(String(result.stdout).trim()));
     expect(result).toEqual({ exit_code: 0, stdout: expect.stringMatching(/^\d+\n$/), stderr: '' });
   });
 
   it('caps each stream at maxOutputBytes and says so', async () => {
-    const result = await run({ command: "head -c 5000 /dev/zero | tr '\\0' a; echo err >&2" }, shell({ maxOutputBytes: 100 }));
+    const result = successJson(await run({ command: "head -c 5000 /dev/zero | tr '\\0' a; echo err >&2" }, shell({ maxOutputBytes: 100 })));
     expect(result).toEqual({
       exit_code: 0,
       stdout: `${'a'.repeat(100)}\n[output truncated: 4900 more bytes]`,
@@ -206,8 +246,7 @@ describe('ShellTool', () => {
   });
 
   it('answers the fixed error when disabled, running nothing', async () => {
-    const result = await run({ command: 'touch ran' }, new ShellTool({ enabled: false }));
-    expect(result).toEqual({ error: SHELL_DISABLED_ERROR });
+    expect(failureMessage(await run({ command: 'touch ran' }, new ShellTool({ enabled: false })))).toBe(SHELL_DISABLED_ERROR);
     expect(SHELL_DISABLED_ERROR).toBe('shell is disabled on this server (HARNESS_CLOUD_SHELL=off)');
     await expect(fs.access(path.join(workspace, 'ran'))).rejects.toThrow();
   });
@@ -215,7 +254,7 @@ describe('ShellTool', () => {
   describe('with async:true', () => {
     it('starts the command in the background and delivers its result through the manager', async () => {
       const background = new BackgroundTaskManager();
-      const started = await run({ command: 'echo done', async: true }, shell({ background }));
+      const started = successJson(await run({ command: 'echo done', async: true }, shell({ background })));
       expect(started).toEqual(expect.objectContaining({ status: 'started', task_id: expect.any(String) }));
       const [finished] = await eventually<BackgroundTaskResult[]>(() => {
         const drained = background.drainCompleted(SESSION);
@@ -231,18 +270,16 @@ describe('ShellTool', () => {
 
     it('answers at once while the command still runs', async () => {
       const background = new BackgroundTaskManager();
-      const started = await run({ command: 'sleep 0.3; echo late', async: true }, shell({ background }));
+      const started = successJson(await run({ command: 'sleep 0.3; echo late', async: true }, shell({ background })));
       expect(started.status).toBe('started');
       expect(background.runningCount(SESSION)).toBe(1);
       await eventually(() => (background.runningCount(SESSION) === 0 ? true : undefined), 'the command to finish');
     });
 
     it('refuses without a background manager or without a session', async () => {
-      expect(await run({ command: 'true', async: true })).toEqual({ error: 'async shell commands are not available on this server' });
+      expect(failureMessage(await run({ command: 'true', async: true }))).toBe('async shell commands are not available on this server');
       const tool = shell({ background: new BackgroundTaskManager() });
-      expect(JSON.parse(await tool.execute('{"command":"true","async":true}', workspace))).toEqual({
-        error: 'async shell commands need a session',
-      });
+      expect(failureMessage(await tool.execute('{"command":"true","async":true}', workspace))).toBe('async shell commands need a session');
     });
   });
 
@@ -251,12 +288,12 @@ describe('ShellTool', () => {
     [{ command: 'true', timeout_ms: 0 }, "'timeout_ms' must be at least 1, got 0"],
     [{ command: 'true', async: 'yes' }, "'async' must be a boolean, got string"],
   ])('%j → error', async (args, error) => {
-    expect(await run(args)).toEqual({ error });
+    expect(failureMessage(await run(args))).toBe(error);
   });
 
   describe('environment', () => {
     const envOf = async (tool = shell()) => {
-      const { stdout } = await run({ command: 'env' }, tool);
+      const { stdout } = successJson(await run({ command: 'env' }, tool));
       return Object.fromEntries(
         String(stdout)
           .split('\n')
@@ -314,8 +351,7 @@ describe('ShellTool', () => {
   });
 
   it('refuses a workspace that does not exist', async () => {
-    const result = JSON.parse(await shell().execute('{"command":"true"}', SESSION, USER, path.join(workspace, 'gone')));
-    expect(result).toEqual({ error: 'the session workspace does not exist' });
+    expect(failureMessage(await shell().execute('{"command":"true"}', SESSION, USER, path.join(workspace, 'gone')))).toBe('the session workspace does not exist');
   });
 });
 
@@ -377,11 +413,10 @@ describe.each(variants)('ShellTool with namespace isolation, %s', (_, variant) =
   const isolation = (mode: 'namespace' | 'auto' = 'namespace', options: { unshare?: string; warn?: (line: string) => void } = {}) =>
     new ShellIsolation({ mode, hiddenPaths: [root, dbDir], ...variant, ...options });
   const confined = (options: Partial<ShellToolOptions> = {}) => new ShellTool({ enabled: true, isolation: isolation(), ...options });
-  const run = async (args: Record<string, unknown>, tool = confined(), dir = workspace) =>
-    JSON.parse(await tool.execute(JSON.stringify(args), SESSION, USER, dir)) as Record<string, unknown>;
+  const run = async (args: Record<string, unknown>, tool = confined(), dir = workspace) => tool.execute(JSON.stringify(args), SESSION, USER, dir);
 
   whereNamespacesWork('runs in the workspace at its own path, reading and writing its files', async () => {
-    expect(await run({ command: 'pwd; cat mine.txt; echo new > made.txt; echo "$HOME"' })).toEqual({
+    expect(successJson(await run({ command: 'pwd; cat mine.txt; echo new > made.txt; echo "$HOME"' }))).toEqual({
       exit_code: 0,
       stdout: `${workspace}\nmine\n${workspace}\n`,
       stderr: '',
@@ -415,7 +450,7 @@ describe.each(variants)('ShellTool with namespace isolation, %s', (_, variant) =
   });
 
   whereNamespacesWork('shows only its own workspace under the workspace root, and no database', async () => {
-    const result = await run({ command: `ls -A ${root}; echo --; ls -A ${root}/user-${USER}; echo --; ls -A ${dbDir}` });
+    const result = successJson(await run({ command: `ls -A ${root}; echo --; ls -A ${root}/user-${USER}; echo --; ls -A ${dbDir}` }));
     expect(result).toEqual({ exit_code: 0, stdout: `user-${USER}\n--\nproject\n--\n`, stderr: '' });
   });
 
@@ -423,7 +458,7 @@ describe.each(variants)('ShellTool with namespace isolation, %s', (_, variant) =
     // HARNESS_DB=./data/harness.db with HARNESS_WORKSPACE_ROOT=./data/workspaces
     await fs.writeFile(path.join(scratch, 'harness.db'), 'every message\n');
     const tool = confined({ isolation: new ShellIsolation({ mode: 'namespace', hiddenPaths: [root, scratch], ...variant }) });
-    const result = await run({ command: `cat mine.txt; ls -A ${scratch} ${root}` }, tool);
+    const result = successJson(await run({ command: `cat mine.txt; ls -A ${scratch} ${root}` }, tool));
     expect(result).toEqual({ exit_code: 0, stdout: `mine\n${scratch}:\nworkspaces\n\n${root}:\nuser-${USER}\n`, stderr: '' });
   });
 
@@ -431,34 +466,34 @@ describe.each(variants)('ShellTool with namespace isolation, %s', (_, variant) =
     const dbFile = path.join(scratch, 'loose.db');
     await fs.writeFile(dbFile, 'every message\n');
     const tool = confined({ isolation: new ShellIsolation({ mode: 'namespace', hiddenPaths: [root, dbFile, `${dbFile}-wal`], ...variant }) });
-    const result = await run({ command: `cat ${dbFile}; echo "[$?]"; echo overwrite > ${dbFile}; cat mine.txt` }, tool);
+    const result = successJson(await run({ command: `cat ${dbFile}; echo "[$?]"; echo overwrite > ${dbFile}; cat mine.txt` }, tool));
     expect(result).toEqual({ exit_code: 0, stdout: '[0]\nmine\n', stderr: '' });
     expect(await fs.readFile(dbFile, 'utf8')).toBe('every message\n');
   });
 
   whereNamespacesWork("cannot read a sibling user's files or the database file", async () => {
     const sibling = path.join(root, 'user-2', 'theirs', 'secret.txt');
-    const result = await run({ command: `cat ../../user-2/theirs/secret.txt; cat ${sibling}; cat ${dbDir}/harness.db` });
+    const result = failureJson(await run({ command: `cat ../../user-2/theirs/secret.txt; cat ${sibling}; cat ${dbDir}/harness.db` }));
     expect(result.exit_code).not.toBe(0);
     expect(result.stdout).toBe('');
     expect(result.stderr).toMatch(/No such file or directory/);
   });
 
   whereNamespacesWork('cannot unmount what hides the other directories', async () => {
-    const result = await run({ command: `cd /; umount -l -i -n ${workspace}; umount -l -i -n ${root}; umount -l -i -n ${dbDir}; ls -A ${root} ${dbDir}` });
+    const result = successJson(await run({ command: `cd /; umount -l -i -n ${workspace}; umount -l -i -n ${root}; umount -l -i -n ${dbDir}; ls -A ${root} ${dbDir}` }));
     expect(result.stdout).toBe(`${dbDir}:\n\n${root}:\nuser-${USER}\n`);
   });
 
   whereNamespacesWork('keeps exit codes, signals and output capping', async () => {
-    expect(await run({ command: 'echo oops >&2; exit 3' })).toEqual({ exit_code: 3, stdout: '', stderr: 'oops\n' });
-    expect((await run({ command: 'kill -TERM $$' })).exit_code).toBe(128 + os.constants.signals.SIGTERM);
-    const capped = await run({ command: "head -c 5000 /dev/zero | tr '\\0' a" }, confined({ maxOutputBytes: 100 }));
+    expect(failureJson(await run({ command: 'echo oops >&2; exit 3' }))).toEqual({ exit_code: 3, stdout: '', stderr: 'oops\n' });
+    expect(failureJson(await run({ command: 'kill -TERM $$' })).exit_code).toBe(128 + os.constants.signals.SIGTERM);
+    const capped = successJson(await run({ command: "head -c 5000 /dev/zero | tr '\\0' a" }, confined({ maxOutputBytes: 100 })));
     expect(capped).toEqual({ exit_code: 0, stdout: `${'a'.repeat(100)}\n[output truncated: 4900 more bytes]`, stderr: '', truncated: true });
   });
 
   whereNamespacesWork('on timeout kills everything the command started, even outside its process group', async () => {
     const [inGroup, ownSession] = [sleepArg(), sleepArg()];
-    const result = await run({ command: `sleep ${inGroup} & setsid sleep ${ownSession} & wait`, timeout_ms: 1000 });
+    const result = failureJson(await run({ command: `sleep ${inGroup} & setsid sleep ${ownSession} & wait`, timeout_ms: 1000 }));
     expect(result).toEqual({ exit_code: 124, stdout: '', stderr: '', timed_out: true });
     await eventually(() => (processesWith(inGroup).length + processesWith(ownSession).length === 0 ? true : undefined), 'the sleeps to die');
   });
@@ -468,7 +503,7 @@ describe.each(variants)('ShellTool with namespace isolation, %s', (_, variant) =
     const command = `sleep ${child} & setsid sleep ${ownSession} & (set -m; sleep ${jobControlled} &); sleep ${foreground}; touch done`;
     const start = (signal: AbortSignal) => inCall(signal, () => run({ command }));
     const { answer, pids } = await cancelWhileRunning(start, command, [child, ownSession, jobControlled, foreground]);
-    expect(answer).toEqual({ error: 'the command was cancelled before it finished; it was killed' });
+    expect(failureMessage(answer)).toBe('the command was cancelled before it finished; it was killed');
     // The sleeps, unshare, the namespace's init and the command's shell.
     expect(pids.length).toBeGreaterThanOrEqual(7);
     await within(1000, () => pids.every((pid) => !isRunning(pid)), 'the death of every process');
@@ -477,13 +512,13 @@ describe.each(variants)('ShellTool with namespace isolation, %s', (_, variant) =
 
   whereNamespacesWork('ends what the command leaves running in the background when it returns', async () => {
     const arg = sleepArg();
-    expect(await run({ command: `setsid sleep ${arg} > /dev/null 2>&1 & echo started` })).toEqual({ exit_code: 0, stdout: 'started\n', stderr: '' });
+    expect(successJson(await run({ command: `setsid sleep ${arg} > /dev/null 2>&1 & echo started` }))).toEqual({ exit_code: 0, stdout: 'started\n', stderr: '' });
     await eventually(() => (processesWith(arg).length === 0 ? true : undefined), 'the background sleep to die');
   });
 
   whereNamespacesWork('runs async:true commands confined too', async () => {
     const background = new BackgroundTaskManager();
-    const started = await run({ command: `ls -A ${root}`, async: true }, confined({ background }));
+    const started = successJson(await run({ command: `ls -A ${root}`, async: true }, confined({ background })));
     expect(started.status).toBe('started');
     const [finished] = await eventually<BackgroundTaskResult[]>(() => {
       const drained = background.drainCompleted(SESSION);
@@ -494,15 +529,14 @@ describe.each(variants)('ShellTool with namespace isolation, %s', (_, variant) =
 
   if (variant.runsAsRoot) whereNamespacesWork('on a root server, runs as nobody, without the power of root over the host', async () => {
     await fs.writeFile(path.join(workspace, 'by-server.txt'), 'written by the server\n');
-    const result = await run({
-      command: [
-        'id -u; id -g; id -G',
-        'cat /proc/sys/kernel/core_pattern > /dev/null && (cat /proc/sys/kernel/core_pattern > /proc/sys/kernel/core_pattern) 2>/dev/null || echo "sysctl:refused"',
-        'cat /etc/shadow > /dev/null 2>&1 || echo "shadow:refused"',
-        'echo more >> by-server.txt && echo "workspace:writable"',
-        'grep -c CapEff:.0000000000000000 /proc/self/status; grep NoNewPrivs /proc/self/status',
-      ].join('; '),
-    });
+    const command = [
+      'id -u; id -g; id -G',
+      'cat /proc/sys/kernel/core_pattern > /dev/null && (cat /proc/sys/kernel/core_pattern > /proc/sys/kernel/core_pattern) 2>/dev/null || echo "sysctl:refused"',
+      'cat /etc/shadow > /dev/null 2>&1 || echo "shadow:refused"',
+      'echo more >> by-server.txt && echo "workspace:writable"',
+      'grep -c CapEff:.0000000000000000 /proc/self/status; grep NoNewPrivs /proc/self/status',
+    ].join('; ');
+    const result = successJson(await run({ command }));
     expect(result).toEqual({
       exit_code: 0,
       stdout: '65534\n65534\n65534\nsysctl:refused\nshadow:refused\nworkspace:writable\n1\nNoNewPrivs:\t1\n',
@@ -519,7 +553,7 @@ describe.each(variants)('ShellTool with namespace isolation, %s', (_, variant) =
     process.env.PATH = `.::${serverPath}`;
     try {
       const tool = confined({ isolation: isolation(), env: { PATH: `.::${serverPath}` } });
-      expect(await run({ command: `ls -A ${root}` }, tool)).toEqual({ exit_code: 0, stdout: `user-${USER}\n`, stderr: '' });
+      expect(successJson(await run({ command: `ls -A ${root}` }, tool))).toEqual({ exit_code: 0, stdout: `user-${USER}\n`, stderr: '' });
     } finally {
       process.env.PATH = serverPath;
     }
@@ -529,7 +563,7 @@ describe.each(variants)('ShellTool with namespace isolation, %s', (_, variant) =
     const name = `ws'$(touch pwned1)'"$(touch pwned2)"\`touch pwned3\`;touch pwned4;'`;
     const odd = path.join(root, `user-${USER}`, name);
     await fs.mkdir(odd);
-    const result = await run({ command: `pwd; printf '%s\\n' "it's" '$(touch pwned5)'` }, confined(), odd);
+    const result = successJson(await run({ command: `pwd; printf '%s\\n' "it's" '$(touch pwned5)'` }, confined(), odd));
     expect(result).toEqual({ exit_code: 0, stdout: `${odd}\nit's\n$(touch pwned5)\n`, stderr: '' });
     for (const dir of [odd, path.dirname(odd), workspace, root, scratch, process.cwd()]) {
       expect((await fs.readdir(dir)).filter((entry) => entry.startsWith('pwned'))).toEqual([]);
@@ -539,7 +573,7 @@ describe.each(variants)('ShellTool with namespace isolation, %s', (_, variant) =
   whereNamespacesWork('with auto, confines commands on a host where namespaces work', async () => {
     const warn = jest.fn();
     const tool = confined({ isolation: isolation('auto', { warn }) });
-    expect((await run({ command: `ls -A ${root}` }, tool)).stdout).toBe(`user-${USER}\n`);
+    expect(successJson(await run({ command: `ls -A ${root}` }, tool)).stdout).toBe(`user-${USER}\n`);
     expect(warn).not.toHaveBeenCalled();
   });
 
@@ -553,21 +587,21 @@ describe.each(variants)('ShellTool with namespace isolation, %s', (_, variant) =
 
     it('with namespace, answers an error and runs nothing', async () => {
       const tool = confined({ isolation: isolation('namespace', { unshare }) });
-      expect(await run({ command: 'touch ran' }, tool)).toEqual({
-        error: 'the command was not run: its isolation could not be set up (unshare: unshare failed: Operation not permitted)',
-      });
+      expect(failureMessage(await run({ command: 'touch ran' }, tool))).toBe(
+        'the command was not run: its isolation could not be set up (unshare: unshare failed: Operation not permitted)',
+      );
       await expect(fs.access(path.join(workspace, 'ran'))).rejects.toThrow();
     });
 
     it('with namespace, answers an error when unshare is missing', async () => {
       const tool = confined({ isolation: isolation('namespace', { unshare: path.join(scratch, 'no-unshare') }) });
-      expect(await run({ command: 'true' }, tool)).toEqual({ error: expect.stringMatching(/^could not start .*no-unshare: .*ENOENT/) });
+      expect(failureMessage(await run({ command: 'true' }, tool))).toMatch(/^could not start .*no-unshare: .*ENOENT/);
     });
 
     it('with auto, runs commands unconfined and warns once', async () => {
       const warn = jest.fn();
       const tool = confined({ isolation: isolation('auto', { unshare, warn }) });
-      expect(await run({ command: 'touch ran; ls ../..' }, tool)).toEqual({ exit_code: 0, stdout: 'user-2\nuser-9\n', stderr: '' });
+      expect(successJson(await run({ command: 'touch ran; ls ../..' }, tool))).toEqual({ exit_code: 0, stdout: 'user-2\nuser-9\n', stderr: '' });
       await run({ command: 'true' }, tool);
       expect(warn).toHaveBeenCalledTimes(1);
       expect(warn).toHaveBeenCalledWith(expect.stringContaining('shell commands are NOT isolated'));

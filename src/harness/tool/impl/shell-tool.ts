@@ -7,8 +7,9 @@ import { BaseTool } from '../tool';
 import { ToolCallContext } from '../tool-call-context';
 import { optionalBoolean, optionalInteger, parseToolArguments, requireString } from '../tool-arguments';
 import { resolveInWorkspace } from '../workspace-path';
+import { toolOutput, type ToolOutput } from '../tool-output';
 import { errorMessage } from '../../runtime/error-message';
-import { errorResult, jsonResult } from './json-result';
+import { errorResult, jsonResult, resultText, textResult } from './json-result';
 import { shellEnvironment } from './shell-environment';
 import { ShellIsolation, type ShellLaunch } from './shell-isolation';
 
@@ -63,8 +64,11 @@ export interface ShellResult {
  * workspace, `TERM=dumb` and `HARNESS_SESSION_ID` / `HARNESS_USER_ID`. It runs in its
  * own process group so that a timeout kills everything it started. Result:
  * `{"exit_code","stdout","stderr","timed_out"?,"truncated"?}`; a timeout gives exit code 124 and
- * `timed_out:true`, a signal 128+N. With `async:true` the command is handed to the
- * `BackgroundTaskManager` and the call answers `{"status":"started","task_id"}` at once.
+ * `timed_out:true`, a signal 128+N. The call states its outcome: a non-zero exit code (a timeout
+ * included) is a failed call (`isError`), with the same text and a short `errorMessage`. With
+ * `async:true` the command is handed to the `BackgroundTaskManager` and the call answers
+ * `{"status":"started","task_id"}` at once, a success: the command's own outcome arrives later,
+ * as text.
  *
  * When the call's signal (`ToolCallContext.signal()`) fires, the command is killed the way a
  * timeout kills it and the call answers `{"error":"the command was cancelled …"}` at once; a call
@@ -143,7 +147,7 @@ export class ShellTool extends BaseTool {
     sessionId: number | null,
     userId: number | null,
     workspace: string | null,
-  ): Promise<string> {
+  ): Promise<ToolOutput> {
     try {
       return await this.runCommand(argumentsJson, sessionId, userId, workspace);
     } catch (error) {
@@ -151,15 +155,15 @@ export class ShellTool extends BaseTool {
     }
   }
 
-  protected override executeWithSession(argumentsJson: string, sessionId: number | null, workspace: string | null): Promise<string> {
+  protected override executeWithSession(argumentsJson: string, sessionId: number | null, workspace: string | null): Promise<ToolOutput> {
     return this.executeWithUser(argumentsJson, sessionId, null, workspace);
   }
 
-  protected override executeWithWorkspace(argumentsJson: string, workspace: string | null): Promise<string> {
+  protected override executeWithWorkspace(argumentsJson: string, workspace: string | null): Promise<ToolOutput> {
     return this.executeWithUser(argumentsJson, null, null, workspace);
   }
 
-  protected override executeImpl(argumentsJson: string): Promise<string> {
+  protected override executeImpl(argumentsJson: string): Promise<ToolOutput> {
     return this.executeWithUser(argumentsJson, null, null, null);
   }
 
@@ -168,7 +172,7 @@ export class ShellTool extends BaseTool {
     sessionId: number | null,
     userId: number | null,
     workspace: string | null,
-  ): Promise<string> {
+  ): Promise<ToolOutput> {
     if (!this.options.enabled) return errorResult(SHELL_DISABLED_ERROR);
     const signal = ToolCallContext.signal();
     if (signal?.aborted) return errorResult(SHELL_NOT_STARTED_ERROR);
@@ -203,7 +207,8 @@ export class ShellTool extends BaseTool {
     if (!background) return errorResult('async shell commands are not available on this server');
     if (sessionId === null) return errorResult('async shell commands need a session');
     // A background job outlives the call that started it, so the call's signal does not reach it.
-    const taskId = background.start(sessionId, `shell: ${command.value}`, run());
+    // Background results reach the model later as text; the manager keeps only that.
+    const taskId = background.start(sessionId, `shell: ${command.value}`, run().then(resultText));
     return jsonResult({
       status: 'started',
       task_id: taskId,
@@ -216,7 +221,7 @@ export class ShellTool extends BaseTool {
    * command the same way, by killing its process group (`killGroup`); `stop` then answers at once,
    * without waiting for output a process that escaped the group may still hold open.
    */
-  private spawnCommand(launch: ShellLaunch, cwd: string, env: NodeJS.ProcessEnv, timeoutMs: number, stop?: AbortSignal): Promise<string> {
+  private spawnCommand(launch: ShellLaunch, cwd: string, env: NodeJS.ProcessEnv, timeoutMs: number, stop?: AbortSignal): Promise<ToolOutput> {
     return new Promise((resolve) => {
       const child = spawn(launch.file, launch.args, {
         cwd,
@@ -252,7 +257,7 @@ export class ShellTool extends BaseTool {
         status?.destroy();
       };
       stop?.addEventListener('abort', cancel, { once: true });
-      const settle = (result: string): void => {
+      const settle = (result: ToolOutput): void => {
         clearTimeout(timer);
         stop?.removeEventListener('abort', cancel);
         resolve(result);
@@ -282,10 +287,25 @@ export class ShellTool extends BaseTool {
         };
         if (timedOut) result.timed_out = true;
         if (stdout.truncated || stderr.truncated) result.truncated = true;
-        settle(JSON.stringify(result));
+        const reason = timedOut
+          ? `the command did not finish within ${timeoutMs} ms; it was killed`
+          : code === null && signal !== null
+            ? `the command was killed by ${signal}`
+            : `the command exited with code ${result.exit_code}`;
+        settle(commandResult(result, reason));
       });
     });
   }
+}
+
+/**
+ * A finished command's report, its text as it always was. A non-zero exit code (a timeout's 124
+ * too) is a failed call, with `failure` as its short reason: the text may be long, the reason
+ * is what activities and clients show.
+ */
+function commandResult(result: ShellResult, failure: string): ToolOutput {
+  const text = JSON.stringify(result);
+  return result.exit_code === 0 ? textResult(text) : toolOutput([{ type: 'text', text }], { isError: true, errorMessage: failure });
 }
 
 function exitCode(code: number | null, signal: NodeJS.Signals | null): number {

@@ -9,6 +9,7 @@ import { EditFileTool } from './edit-file-tool';
 import { GlobTool } from './glob-tool';
 import { GrepTool } from './grep-tool';
 import { ReadFileTool } from './read-file-tool';
+import { failureMessage, successJson } from './testing/tool-return';
 import { openRegularFile, readAtMost } from './regular-file';
 import { WriteFileTool } from './write-file-tool';
 
@@ -28,8 +29,7 @@ describe('the file tools and a FIFO in the workspace', () => {
     await fs.rm(workspace, { recursive: true, force: true });
   });
 
-  const run = async (tool: Tool, args: Record<string, unknown>) =>
-    JSON.parse(await tool.execute(JSON.stringify(args), workspace)) as Record<string, unknown>;
+  const run = (tool: Tool, args: Record<string, unknown>) => tool.execute(JSON.stringify(args), workspace);
 
   it.each([
     ['read_file', () => new ReadFileTool(), { path: 'pipe' }],
@@ -40,7 +40,7 @@ describe('the file tools and a FIFO in the workspace', () => {
     ['write_file through a link', () => new WriteFileTool(), { path: 'pipe-link', content: 'x' }],
     ['edit_file through a link', () => new EditFileTool(), { path: 'pipe-link', old_string: 'a', new_string: 'b' }],
   ] as Array<[string, () => Tool, Record<string, unknown>]>)('%s refuses it at once', async (_, tool, args) => {
-    expect((await run(tool(), args)).error).toMatch(/^'pipe(-link)?' is not a regular file$/);
+    expect(failureMessage(await run(tool(), args))).toMatch(/^'pipe(-link)?' is not a regular file$/);
   });
 
   it('refuses it on the open handle, also while another process holds its other end', async () => {
@@ -92,14 +92,13 @@ describe('the file tools and a FIFO in the workspace', () => {
     } finally {
       await opened.handle.close();
     }
-    expect(JSON.parse(await new EditFileTool({ maxFileBytes: 15 }).execute(JSON.stringify({ path: 'ten.txt', old_string: 'abc', new_string: 'ABC' }), workspace))).toEqual({
-      error: "'ten.txt' is larger than 15 bytes; edit_file works on smaller files (use shell for this one)",
-    });
+    const tooLarge = await new EditFileTool({ maxFileBytes: 15 }).execute(JSON.stringify({ path: 'ten.txt', old_string: 'abc', new_string: 'ABC' }), workspace);
+    expect(failureMessage(tooLarge)).toBe("'ten.txt' is larger than 15 bytes; edit_file works on smaller files (use shell for this one)");
   });
 
   it('grep still searches a link to a regular file inside the workspace', async () => {
     await fs.symlink(path.join(workspace, 'notes.txt'), path.join(workspace, 'notes-link.txt'));
-    expect(await run(new GrepTool(), { pattern: 'find' })).toEqual({
+    expect(successJson(await run(new GrepTool(), { pattern: 'find' }))).toEqual({
       matches: [
         { file: 'notes-link.txt', line: 1, text: 'find me' },
         { file: 'notes.txt', line: 1, text: 'find me' },
@@ -109,10 +108,10 @@ describe('the file tools and a FIFO in the workspace', () => {
   });
 
   it('grep and glob walk past it', async () => {
-    expect(await run(new GrepTool(), { pattern: 'find' })).toEqual({
+    expect(successJson(await run(new GrepTool(), { pattern: 'find' }))).toEqual({
       matches: [{ file: 'notes.txt', line: 1, text: 'find me' }],
       truncated: false,
     });
-    expect(await run(new GlobTool(), { pattern: '*' })).toEqual({ files: ['notes.txt'], truncated: false });
+    expect(successJson(await run(new GlobTool(), { pattern: '*' }))).toEqual({ files: ['notes.txt'], truncated: false });
   });
 });

@@ -1,4 +1,5 @@
 import { optionalString, requireString } from '../tool-arguments';
+import type { ToolOutput } from '../tool-output';
 import { errorResult, jsonResult } from './json-result';
 import { optionalTaskStatus, SessionTaskTool, TASK_ITEM_SCHEMA, TASK_STATUS_PROPERTY } from './session-task-tool';
 
@@ -32,7 +33,7 @@ export class TaskCreateTool extends SessionTaskTool {
     return { type: 'object', properties: { task: TASK_ITEM_SCHEMA }, required: ['task'] };
   }
 
-  protected run(args: Record<string, unknown>, sessionId: number): string {
+  protected run(args: Record<string, unknown>, sessionId: number): ToolOutput {
     const title = requireString(args, 'title');
     if (!title.ok) return errorResult(title.error);
     const description = optionalString(args, 'description');

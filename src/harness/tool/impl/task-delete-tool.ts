@@ -1,4 +1,5 @@
 import { requireInteger } from '../tool-arguments';
+import type { ToolOutput } from '../tool-output';
 import { errorResult, jsonResult } from './json-result';
 import { SessionTaskTool } from './session-task-tool';
 
@@ -31,7 +32,7 @@ export class TaskDeleteTool extends SessionTaskTool {
     };
   }
 
-  protected run(args: Record<string, unknown>, sessionId: number): string {
+  protected run(args: Record<string, unknown>, sessionId: number): ToolOutput {
     const taskId = requireInteger(args, 'task_id');
     if (!taskId.ok) return errorResult(taskId.error);
     if (!this.store.delete(sessionId, taskId.value)) {

@@ -1,3 +1,4 @@
+import type { ToolOutput } from '../tool-output';
 import { jsonResult } from './json-result';
 import { SessionTaskTool, TASK_ITEM_SCHEMA } from './session-task-tool';
 
@@ -19,7 +20,7 @@ export class TaskListTool extends SessionTaskTool {
     return { type: 'object', properties: { tasks: { type: 'array', items: TASK_ITEM_SCHEMA } }, required: ['tasks'] };
   }
 
-  protected run(_args: Record<string, unknown>, sessionId: number): string {
+  protected run(_args: Record<string, unknown>, sessionId: number): ToolOutput {
     return jsonResult({ tasks: this.store.list(sessionId) });
   }
 }

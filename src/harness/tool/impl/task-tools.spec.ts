@@ -4,6 +4,7 @@ import { TaskDeleteTool } from './task-delete-tool';
 import { TaskListTool } from './task-list-tool';
 import type { TaskItem, TaskStore } from './task-store';
 import { TaskUpdateTool } from './task-update-tool';
+import { failureMessage, successJson } from './testing/tool-return';
 
 const SESSION = 3;
 const OTHER_SESSION = 4;
@@ -18,16 +19,15 @@ describe('task tools', () => {
     store = new InMemoryTaskStore(() => new Date(clock));
   });
 
-  const parse = (result: string | Promise<string>) => Promise.resolve(result).then((text) => JSON.parse(text) as Record<string, unknown>);
-  const create = (args: Record<string, unknown>, session = SESSION) =>
-    parse(new TaskCreateTool(store).execute(JSON.stringify(args), session, WORKSPACE));
-  const update = (args: Record<string, unknown>) => parse(new TaskUpdateTool(store).execute(JSON.stringify(args), SESSION, WORKSPACE));
-  const list = (session = SESSION) => parse(new TaskListTool(store).execute('{}', session, WORKSPACE));
-  const remove = (args: Record<string, unknown>) => parse(new TaskDeleteTool(store).execute(JSON.stringify(args), SESSION, WORKSPACE));
+  const create = (args: Record<string, unknown>, session = SESSION) => new TaskCreateTool(store).execute(JSON.stringify(args), session, WORKSPACE);
+  const update = (args: Record<string, unknown>) => new TaskUpdateTool(store).execute(JSON.stringify(args), SESSION, WORKSPACE);
+  const remove = (args: Record<string, unknown>) => new TaskDeleteTool(store).execute(JSON.stringify(args), SESSION, WORKSPACE);
+  /** The session's tasks, from a `task_list` call that succeeded. */
+  const tasks = async (session = SESSION) => successJson(await new TaskListTool(store).execute('{}', session, WORKSPACE)).tasks as TaskItem[];
 
   describe('task_create', () => {
     it('creates a pending task with an id and timestamps', async () => {
-      expect(await create({ title: 'write docs' })).toEqual({
+      expect(successJson(await create({ title: 'write docs' }))).toEqual({
         task: {
           id: 1,
           sessionId: SESSION,
@@ -41,23 +41,23 @@ describe('task tools', () => {
     });
 
     it('takes a description and a status', async () => {
-      expect((await create({ title: 't', description: 'd', status: 'in_progress' })).task).toEqual(
+      expect(successJson(await create({ title: 't', description: 'd', status: 'in_progress' })).task).toEqual(
         expect.objectContaining({ description: 'd', status: 'in_progress' }),
       );
     });
 
     it('refuses an invalid status, naming it and the valid ones', async () => {
-      expect(await create({ title: 't', status: 'done' })).toEqual({
-        error: "invalid status 'done'; expected one of pending, in_progress, completed, cancelled",
-      });
-      expect((await list()).tasks).toEqual([]);
+      expect(failureMessage(await create({ title: 't', status: 'done' }))).toBe(
+        "invalid status 'done'; expected one of pending, in_progress, completed, cancelled",
+      );
+      expect(await tasks()).toEqual([]);
     });
 
     it('works with the 4-argument form and needs a session', async () => {
       const tool = new TaskCreateTool(store);
-      expect(await parse(tool.execute('{"title":"t"}', SESSION, 1, null))).toHaveProperty('task');
-      expect(await parse(tool.execute('{"title":"t"}', null, 1, WORKSPACE))).toEqual({ error: 'task_create needs a session to run' });
-      expect(await parse(tool.execute('{"title":"t"}', WORKSPACE))).toEqual({ error: 'task_create needs a session to run' });
+      expect(successJson(await tool.execute('{"title":"t"}', SESSION, 1, null))).toHaveProperty('task');
+      expect(failureMessage(await tool.execute('{"title":"t"}', null, 1, WORKSPACE))).toBe('task_create needs a session to run');
+      expect(failureMessage(await tool.execute('{"title":"t"}', WORKSPACE))).toBe('task_create needs a session to run');
     });
   });
 
@@ -66,9 +66,8 @@ describe('task tools', () => {
       await create({ title: 'first' });
       await create({ title: 'elsewhere' }, OTHER_SESSION);
       await create({ title: 'second' });
-      const titles = ((await list()).tasks as TaskItem[]).map((task) => task.title);
-      expect(titles).toEqual(['first', 'second']);
-      expect(((await list(OTHER_SESSION)).tasks as TaskItem[]).map((task) => task.title)).toEqual(['elsewhere']);
+      expect((await tasks()).map((task) => task.title)).toEqual(['first', 'second']);
+      expect((await tasks(OTHER_SESSION)).map((task) => task.title)).toEqual(['elsewhere']);
     });
   });
 
@@ -76,7 +75,7 @@ describe('task tools', () => {
     it('changes the given fields and the update time', async () => {
       await create({ title: 'draft' });
       clock += 60_000;
-      expect((await update({ task_id: 1, status: 'completed', title: 'final' })).task).toEqual(
+      expect(successJson(await update({ task_id: 1, status: 'completed', title: 'final' })).task).toEqual(
         expect.objectContaining({ id: 1, title: 'final', description: '', status: 'completed', updatedAt: '2025-01-01T00:01:00.000Z' }),
       );
     });
@@ -89,13 +88,13 @@ describe('task tools', () => {
       [{ task_id: '1', status: 'completed' }, "'task_id' must be an integer, got string"],
     ])('%j → error', async (args, error) => {
       await create({ title: 'draft' });
-      expect(await update(args)).toEqual({ error });
+      expect(failureMessage(await update(args))).toBe(error);
     });
 
     it("cannot change another session's task", async () => {
       await create({ title: 'theirs' }, OTHER_SESSION);
-      expect(await update({ task_id: 1, status: 'cancelled' })).toEqual({ error: 'no task with id 1 in this session' });
-      expect(((await list(OTHER_SESSION)).tasks as TaskItem[])[0].status).toBe('pending');
+      expect(failureMessage(await update({ task_id: 1, status: 'cancelled' }))).toBe('no task with id 1 in this session');
+      expect((await tasks(OTHER_SESSION))[0].status).toBe('pending');
     });
   });
 
@@ -103,12 +102,12 @@ describe('task tools', () => {
     it('removes the task', async () => {
       await create({ title: 'a' });
       await create({ title: 'b' });
-      expect(await remove({ task_id: 1 })).toEqual({ deleted: 1 });
-      expect(((await list()).tasks as TaskItem[]).map((task) => task.id)).toEqual([2]);
+      expect(successJson(await remove({ task_id: 1 }))).toEqual({ deleted: 1 });
+      expect((await tasks()).map((task) => task.id)).toEqual([2]);
     });
 
     it('names an unknown id', async () => {
-      expect(await remove({ task_id: 7 })).toEqual({ error: 'no task with id 7 in this session' });
+      expect(failureMessage(await remove({ task_id: 7 }))).toBe('no task with id 7 in this session');
     });
   });
 
@@ -122,9 +121,7 @@ describe('task tools', () => {
       list: () => [],
       delete: () => false,
     };
-    expect(await parse(new TaskCreateTool(failing).execute('{"title":"t"}', SESSION, WORKSPACE))).toEqual({
-      error: 'task_create failed: database is locked',
-    });
+    expect(failureMessage(await new TaskCreateTool(failing).execute('{"title":"t"}', SESSION, WORKSPACE))).toBe('task_create failed: database is locked');
   });
 });
 

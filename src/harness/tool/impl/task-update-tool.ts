@@ -1,4 +1,5 @@
 import { optionalString, requireInteger } from '../tool-arguments';
+import type { ToolOutput } from '../tool-output';
 import { errorResult, jsonResult } from './json-result';
 import { optionalTaskStatus, SessionTaskTool, TASK_ITEM_SCHEMA, TASK_STATUS_PROPERTY } from './session-task-tool';
 
@@ -33,7 +34,7 @@ export class TaskUpdateTool extends SessionTaskTool {
     return { type: 'object', properties: { task: TASK_ITEM_SCHEMA }, required: ['task'] };
   }
 
-  protected run(args: Record<string, unknown>, sessionId: number): string {
+  protected run(args: Record<string, unknown>, sessionId: number): ToolOutput {
     const taskId = requireInteger(args, 'task_id');
     if (!taskId.ok) return errorResult(taskId.error);
     const title = optionalString(args, 'title');

@@ -1,4 +1,5 @@
 import { BaseTool } from '../tool';
+import type { ToolOutput } from '../tool-output';
 import { parseToolArguments } from '../tool-arguments';
 import { errorMessage } from '../../runtime/error-message';
 import { errorResult } from './json-result';
@@ -10,9 +11,9 @@ import { errorResult } from './json-result';
  */
 export abstract class WorkspaceTool extends BaseTool {
   /** Does the work once the arguments are an object and a workspace is known. */
-  protected abstract run(args: Record<string, unknown>, workspace: string): Promise<string>;
+  protected abstract run(args: Record<string, unknown>, workspace: string): Promise<ToolOutput>;
 
-  protected override async executeWithWorkspace(argumentsJson: string, workspace: string | null): Promise<string> {
+  protected override async executeWithWorkspace(argumentsJson: string, workspace: string | null): Promise<ToolOutput> {
     if (workspace === null || workspace.trim() === '') {
       return errorResult(`${this.getName()} needs a workspace to run`);
     }
@@ -25,7 +26,7 @@ export abstract class WorkspaceTool extends BaseTool {
     }
   }
 
-  protected override executeImpl(_argumentsJson: string): string {
+  protected override executeImpl(_argumentsJson: string): ToolOutput {
     return errorResult(`${this.getName()} needs a workspace to run`);
   }
 }

@@ -3,6 +3,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 
 import { WriteFileTool } from './write-file-tool';
+import { failureMessage, successJson } from './testing/tool-return';
 
 describe('WriteFileTool', () => {
   let workspace: string;
@@ -15,39 +16,38 @@ describe('WriteFileTool', () => {
     await fs.rm(workspace, { recursive: true, force: true });
   });
 
-  const write = async (args: Record<string, unknown>) =>
-    JSON.parse(await new WriteFileTool().execute(JSON.stringify(args), workspace)) as Record<string, unknown>;
+  const write = (args: Record<string, unknown>) => new WriteFileTool().execute(JSON.stringify(args), workspace);
 
   it('creates the file and its missing parent directories, reporting path and UTF-8 bytes', async () => {
-    expect(await write({ path: 'src/deep/new.txt', content: 'héllo' })).toEqual({ path: 'src/deep/new.txt', bytes: 6 });
+    expect(successJson(await write({ path: 'src/deep/new.txt', content: 'héllo' }))).toEqual({ path: 'src/deep/new.txt', bytes: 6 });
     expect(await fs.readFile(path.join(workspace, 'src', 'deep', 'new.txt'), 'utf8')).toBe('héllo');
   });
 
   it('overwrites an existing file and accepts empty content', async () => {
     await fs.writeFile(path.join(workspace, 'a.txt'), 'old content');
-    expect(await write({ path: './a.txt', content: '' })).toEqual({ path: 'a.txt', bytes: 0 });
+    expect(successJson(await write({ path: './a.txt', content: '' }))).toEqual({ path: 'a.txt', bytes: 0 });
     expect(await fs.readFile(path.join(workspace, 'a.txt'), 'utf8')).toBe('');
   });
 
   it('writes through a symlink that stays inside the workspace, naming the real file', async () => {
     await fs.mkdir(path.join(workspace, 'real'));
     await fs.symlink('real', path.join(workspace, 'alias'));
-    expect(await write({ path: 'alias/x.txt', content: 'x' })).toEqual({ path: 'real/x.txt', bytes: 1 });
+    expect(successJson(await write({ path: 'alias/x.txt', content: 'x' }))).toEqual({ path: 'real/x.txt', bytes: 1 });
     expect(await fs.readFile(path.join(workspace, 'real', 'x.txt'), 'utf8')).toBe('x');
   });
 
   it('reports a directory in the way', async () => {
     await fs.mkdir(path.join(workspace, 'dir'));
-    expect(await write({ path: 'dir', content: 'x' })).toEqual({ error: "'dir' is a directory" });
-    expect(await write({ path: '.', content: 'x' })).toEqual({ error: 'path must name a file, not the workspace itself' });
+    expect(failureMessage(await write({ path: 'dir', content: 'x' }))).toBe("'dir' is a directory");
+    expect(failureMessage(await write({ path: '.', content: 'x' }))).toBe('path must name a file, not the workspace itself');
   });
 
   it('reports a file where a parent directory should be', async () => {
     await fs.writeFile(path.join(workspace, 'file'), '');
-    expect((await write({ path: 'file/child.txt', content: 'x' })).error).toMatch(/'file\/child.txt'/);
+    expect(failureMessage(await write({ path: 'file/child.txt', content: 'x' }))).toMatch(/'file\/child.txt'/);
   });
 
   it('refuses content that is not a string', async () => {
-    expect(await write({ path: 'a.txt', content: 42 })).toEqual({ error: "'content' must be a string, got number" });
+    expect(failureMessage(await write({ path: 'a.txt', content: 42 }))).toBe("'content' must be a string, got number");
   });
 });

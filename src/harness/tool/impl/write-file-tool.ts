@@ -1,5 +1,6 @@
 import { requireString } from '../tool-arguments';
 import { resolveInWorkspace } from '../workspace-path';
+import type { ToolOutput } from '../tool-output';
 import { describeFsError } from './fs-error-message';
 import { errorResult, jsonResult } from './json-result';
 import { openRegularFile } from './regular-file';
@@ -45,7 +46,7 @@ export class WriteFileTool extends WorkspaceTool {
     };
   }
 
-  protected async run(args: Record<string, unknown>, workspace: string): Promise<string> {
+  protected async run(args: Record<string, unknown>, workspace: string): Promise<ToolOutput> {
     const pathArg = requireString(args, 'path');
     if (!pathArg.ok) return errorResult(pathArg.error);
     const content = requireString(args, 'content', { allowEmpty: true });
