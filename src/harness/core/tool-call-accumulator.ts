@@ -25,6 +25,8 @@ export class ToolCallAccumulator {
   private readonly calls: PendingCall[] = [];
   private readonly byIndex = new Map<number, PendingCall>();
   private readonly byId = new Map<string, PendingCall>();
+  /** The call the last fragment belonged to. */
+  private previous: PendingCall | undefined;
 
   constructor(private readonly events: ToolCallAccumulatorEvents) {}
 
@@ -35,9 +37,12 @@ export class ToolCallAccumulator {
       call.id = id;
       this.byId.set(id, call);
     }
-    for (const other of this.calls) {
-      if (other !== call) this.startIfKnown(other);
-    }
+    // A call's name is complete once another call's fragment arrives. Only the call of the
+    // previous fragment can have become announceable since then — every other one was started,
+    // or still lacks the id or name only its own fragments can bring — so this stays O(1) per
+    // fragment however many calls the round has (it used to walk them all: quadratic).
+    if (this.previous !== undefined && this.previous !== call) this.startIfKnown(this.previous);
+    this.previous = call;
     // Once announced the name is final: a provider that repeats the name must not extend it.
     const nameFragment = delta.function?.name;
     if (nameFragment && !call.started) call.name += nameFragment;
