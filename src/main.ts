@@ -5,8 +5,10 @@ import { WsAdapter } from '@nestjs/platform-ws';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { AppModule } from './app.module';
 import { loadHarnessConfig, type HarnessConfig } from './config/harness-config';
+import { checkListenAddress } from './config/listen-address';
 import type { Tool } from './harness/tool/tool';
 import { useJsonBody } from './session/http/json-body';
+import { serveOpenApiDocument } from './session/http/openapi';
 import { createValidationPipe } from './session/http/validation';
 import { parseClientFrame } from './session/gateway/client-frame';
 import { errorMessage } from './harness/runtime/error-message';
@@ -39,13 +41,14 @@ export function harnessAppOptions(options: Pick<StartHarnessOptions, 'logger'> =
 
 /**
  * What the server needs between creating the application and listening: the JSON body limits,
- * the WebSocket adapter with its frame parser, the validation pipe. The application must have been
- * created with `harnessAppOptions`.
+ * the WebSocket adapter with its frame parser, the validation pipe, the OpenAPI document
+ * (`GET /api/openapi.json`). The application must have been created with `harnessAppOptions`.
  */
 export function configureHarnessApp(app: NestExpressApplication): NestExpressApplication {
   useJsonBody(app);
   app.useWebSocketAdapter(new WsAdapter(app, { messageParser: parseClientFrame }));
   app.useGlobalPipes(createValidationPipe());
+  serveOpenApiDocument(app);
   return app;
 }
 
@@ -68,7 +71,10 @@ export async function startHarness(config: HarnessConfig, options: StartHarnessO
 }
 
 async function main(): Promise<void> {
+  // Every variable, the scenario and the MCP config file are read and checked here, before Nest
+  // starts: a bad value is one ConfigError line, not a stack trace from a provider's factory.
   const config = loadHarnessConfig();
+  await checkListenAddress(config);
   const harness = await startHarness(config);
   closeOnSignals(harness);
   // Plain lines on stdout that scripts and people can wait for (the Nest logger shows only warnings).
@@ -114,7 +120,8 @@ function closeOnSignals(harness: RunningHarness): void {
 
 if (require.main === module) {
   main().catch((error: unknown) => {
-    console.error(errorMessage(error));
+    // One line, no stack: a ConfigError's message already names the variable and the problem.
+    console.error(`harness: ${errorMessage(error)}`);
     process.exit(1);
   });
 }

@@ -1,4 +1,5 @@
 import * as fs from 'node:fs';
+import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { probeNamespaceIsolationSync } from '../src/harness/tool/impl/shell-isolation';
@@ -149,11 +150,60 @@ describe('the server process', () => {
     },
   );
 
-  it('refuses a bad configuration with a message naming the variable and a non-zero exit', async () => {
-    server = spawnServer({ ...baseEnv(), HARNESS_TOKENS: 'no-user-id' });
-    const exit = await withTimeout(server.exited, 10_000, 'the server did not exit');
-    expect(exit.code).not.toBe(0);
-    expect(server.stderr()).toContain('HARNESS_TOKENS');
-    expect(server.stdout()).not.toMatch(READY);
+  describe('when the configuration cannot be used', () => {
+    /** Each case: what is wrong, the variable the line must name, and the environment (given the scratch directory). */
+    const cases: Array<[string, string, (dir: string) => Record<string, string>]> = [
+      ['LLM_SCRIPT names a missing file', 'LLM_SCRIPT', (dir) => ({ LLM_SCRIPT: path.join(dir, 'absent.json') })],
+      ['LLM_SCRIPT is invalid JSON', 'LLM_SCRIPT', () => ({ LLM_SCRIPT: '{"rounds": [' })],
+      ['LLM_SCRIPT names a scenario of the wrong shape', 'LLM_SCRIPT', (dir) => ({ LLM_SCRIPT: writeFile(dir, 'scenario.json', '{"rounds":{}}') })],
+      ['HARNESS_MCP_CONFIG names a missing file', 'HARNESS_MCP_CONFIG', (dir) => ({ HARNESS_MCP_CONFIG: path.join(dir, 'absent.json') })],
+      ['HARNESS_MCP_CONFIG is invalid JSON', 'HARNESS_MCP_CONFIG', (dir) => ({ HARNESS_MCP_CONFIG: writeFile(dir, 'mcp.json', '{"servers": [') })],
+      [
+        'HARNESS_MCP_CONFIG lists a server type the server does not support',
+        'HARNESS_MCP_CONFIG',
+        (dir) => ({ HARNESS_MCP_CONFIG: writeFile(dir, 'mcp.json', JSON.stringify({ servers: [{ id: 1, name: 'rpc', type: 'grpc' }] })) }),
+      ],
+      ['HARNESS_DB names a file that is not a database', 'HARNESS_DB', (dir) => ({ HARNESS_DB: writeFile(dir, 'notes.txt', 'not a database') })],
+      ['HARNESS_WORKSPACE_ROOT names a file', 'HARNESS_WORKSPACE_ROOT', (dir) => ({ HARNESS_WORKSPACE_ROOT: writeFile(dir, 'notes.txt', 'x') })],
+      ['PORT is not a port', 'PORT', () => ({ PORT: '70000' })],
+      ['HARNESS_TOKENS has a token without a user id', 'HARNESS_TOKENS', () => ({ HARNESS_TOKENS: 'no-user-id' })],
+    ];
+
+    it.each(cases)('stops when %s, with one line naming %s, no stack trace and exit code 1', async (_case, variable, env) => {
+      server = spawnServer({ ...baseEnv(), HARNESS_TOKENS: 'proc-token=1', ...env(scratch) });
+      const exit = await withTimeout(server.exited, 10_000, 'the server did not exit');
+
+      expect(exit).toEqual({ code: 1, signal: null });
+      expectOneConfigLine(server.stderr(), variable);
+      expect(server.stdout()).not.toMatch(READY);
+    });
+
+    it('stops with one line naming PORT when the port is taken', async () => {
+      const occupier = net.createServer();
+      await new Promise<void>((resolve) => occupier.listen(0, '127.0.0.1', resolve));
+      try {
+        const { port } = occupier.address() as net.AddressInfo;
+        server = spawnServer({ ...baseEnv(), HARNESS_TOKENS: 'proc-token=1', PORT: String(port) });
+        expect(await withTimeout(server.exited, 10_000, 'the server did not exit')).toEqual({ code: 1, signal: null });
+        expectOneConfigLine(server.stderr(), 'PORT');
+        expect(server.stderr()).toContain(`${port} is already in use`);
+      } finally {
+        await new Promise<void>((resolve) => occupier.close(() => resolve()));
+      }
+    });
+
+    /** `harness: VARIABLE: problem`, plain text on one line: no stack frames, no colours. */
+    function expectOneConfigLine(stderr: string, variable: string): void {
+      expect(stderr.endsWith('\n')).toBe(true);
+      expect(stderr.trimEnd().split('\n')).toEqual([expect.stringMatching(new RegExp(`^harness: ${variable}: \\S`))]);
+      expect(stderr).not.toMatch(/^\s+at /m);
+      expect(stderr).not.toContain('\u001b[');
+    }
   });
 });
+
+function writeFile(dir: string, name: string, content: string): string {
+  const file = path.join(dir, name);
+  fs.writeFileSync(file, content);
+  return file;
+}

@@ -70,7 +70,7 @@ describe('a run over HTTP and WebSocket', () => {
 
     const sessionEvents = client.events.filter((event) => event.sessionId === session.id);
     for (const event of sessionEvents) {
-      expect(event).toEqual({ type: expect.any(String), sessionId: session.id, data: expect.any(Object), timestamp: expect.any(Number) });
+      expect(event).toEqual({ type: expect.any(String), sessionId: session.id, data: expect.any(Object), timestamp: expect.any(Number), seq: expect.any(Number) });
       expect(event.data.executionId).toBe(executionId);
     }
     const events = client.runEvents(executionId);

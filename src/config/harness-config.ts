@@ -1,10 +1,15 @@
 import { randomBytes } from 'node:crypto';
-import * as path from 'node:path';
 import { createLlmModelConfigFromEnv, type LlmProtocol } from '../harness/llm/llm-adapter-facade';
 import { DEFAULT_LLM_LIMITS } from '../harness/llm/llm-limits';
-import { MAX_TIMER_MS } from '../harness/mcp/mcp-server-config';
+import type { ScriptedScenario } from '../harness/llm/scripted-llm-adapter';
+import { MAX_TIMER_MS, type McpServerConfig } from '../harness/mcp/mcp-server-config';
 import { DEFAULT_TOOL_OUTPUT_BUDGET } from '../harness/tool/tool-output-result';
 import { SHELL_ISOLATION_MODES, type ShellIsolationMode } from '../harness/tool/impl/shell-isolation';
+import { ConfigError } from './config-error';
+import { readMcpServers, readScenario } from './config-files';
+import { readDbPath, readWorkspaceRoot } from './storage-paths';
+
+export { ConfigError } from './config-error';
 
 /** Everything the server reads from its environment (interface.md, "Process and configuration"). */
 export interface HarnessConfig {
@@ -16,7 +21,11 @@ export interface HarnessConfig {
   tokens: Map<string, number>;
   /** Set when no HARNESS_TOKENS was given: the one token the server made for user 1. */
   generatedToken: string | null;
-  mcpConfigPath: string | null;
+  /**
+   * The MCP servers of the file `HARNESS_MCP_CONFIG` names, read and validated at start (empty
+   * without one), so that a bad file stops the server before anything else starts.
+   */
+  mcpServers: McpServerConfig[];
   /** `HARNESS_MCP_IDLE_TIMEOUT_MS`: a session's MCP clients close after this long unused (0: never). */
   mcpIdleTimeoutMs: number;
   /** `HARNESS_MCP_CALL_TIMEOUT_MS`: an MCP call with no answer and no progress for this long fails. */
@@ -39,8 +48,11 @@ export interface HarnessConfig {
     apiKey: string | null;
     /** `LLM_MODEL`, else the protocol's default (`DEFAULT_MODELS`). */
     model: string;
-    /** LLM_SCRIPT as given: a path to a JSON file, inline JSON, or null for the bundled scenario. */
-    script: string | null;
+    /**
+     * What the `scripted` protocol answers: the scenario of `LLM_SCRIPT` (inline JSON, or a JSON
+     * file's path), read and validated at start, else the bundled demo scenario.
+     */
+    scenario: ScriptedScenario;
     /** `LLM_HEADERS_TIMEOUT_MS`: longest wait for a provider's response headers, per attempt. */
     headersTimeoutMs: number;
     /** `LLM_IDLE_TIMEOUT_MS`: longest silence in a provider's response body. */
@@ -50,28 +62,17 @@ export interface HarnessConfig {
   };
 }
 
-/** A configuration value that cannot be used; the message names the variable. */
-export class ConfigError extends Error {
-  override readonly name = 'ConfigError';
-  constructor(
-    readonly variable: string,
-    message: string,
-  ) {
-    super(`${variable}: ${message}`);
-  }
-}
-
 export function loadHarnessConfig(env: NodeJS.ProcessEnv = process.env): HarnessConfig {
   const { tokens, generatedToken } = readTokens(env.HARNESS_TOKENS);
   const llm = createLlmModelConfigFromEnv(env);
   return {
     host: nonEmpty(env.HOST) ?? '127.0.0.1',
     port: readPort(env.PORT),
-    dbPath: readPath(env.HARNESS_DB, './data/harness.db'),
-    workspaceRoot: path.resolve(nonEmpty(env.HARNESS_WORKSPACE_ROOT) ?? './data/workspaces'),
+    dbPath: readDbPath(nonEmpty(env.HARNESS_DB)),
+    workspaceRoot: readWorkspaceRoot(nonEmpty(env.HARNESS_WORKSPACE_ROOT)),
     tokens,
     generatedToken,
-    mcpConfigPath: nonEmpty(env.HARNESS_MCP_CONFIG),
+    mcpServers: readMcpServers(nonEmpty(env.HARNESS_MCP_CONFIG)),
     mcpIdleTimeoutMs: readMilliseconds('HARNESS_MCP_IDLE_TIMEOUT_MS', env.HARNESS_MCP_IDLE_TIMEOUT_MS, 600_000),
     mcpCallTimeoutMs: readTimerMilliseconds('HARNESS_MCP_CALL_TIMEOUT_MS', env.HARNESS_MCP_CALL_TIMEOUT_MS, 60_000),
     toolOutput: {
@@ -91,7 +92,7 @@ export function loadHarnessConfig(env: NodeJS.ProcessEnv = process.env): Harness
       baseUrl: llm.baseUrl,
       apiKey: llm.apiKey,
       model: llm.model,
-      script: nonEmpty(env.LLM_SCRIPT),
+      scenario: readScenario(llm.protocol, nonEmpty(env.LLM_SCRIPT)),
       // No run may wait on a provider forever, nor take an answer without end: 0 is refused.
       headersTimeoutMs: readTimerMilliseconds('LLM_HEADERS_TIMEOUT_MS', env.LLM_HEADERS_TIMEOUT_MS, DEFAULT_LLM_LIMITS.headersTimeoutMs),
       idleTimeoutMs: readTimerMilliseconds('LLM_IDLE_TIMEOUT_MS', env.LLM_IDLE_TIMEOUT_MS, DEFAULT_LLM_LIMITS.idleTimeoutMs),
@@ -141,11 +142,6 @@ function readWholeNumber(
     throw new ConfigError(variable, `expected a whole number of ${unit} (${range}), got '${text}'`);
   }
   return count;
-}
-
-function readPath(value: string | undefined, fallback: string): string {
-  const text = nonEmpty(value) ?? fallback;
-  return text === ':memory:' ? text : path.resolve(text);
 }
 
 function readSwitch(variable: string, value: string | undefined): boolean {

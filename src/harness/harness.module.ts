@@ -9,14 +9,13 @@ import type { LlmAdapter } from './llm/llm-adapter';
 import { LlmAdapterFacade } from './llm/llm-adapter-facade';
 import { OpenAiLlmAdapter } from './llm/openai-llm-adapter';
 import { ResponsesLlmAdapter } from './llm/responses-llm-adapter';
-import { defaultScenario } from './llm/scripted-default-scenario';
-import { loadScenarioFile, parseScenario, ScriptedLlmAdapter } from './llm/scripted-llm-adapter';
+import { ScriptedLlmAdapter } from './llm/scripted-llm-adapter';
 import { ApprovalRegistry } from './local/approval-registry';
 import type { ClientConnections } from './local/client-connections';
 import { LocalToolExecutor } from './local/local-tool-executor';
 import { LocalToolSessionRegistry } from './local/local-tool-session-registry';
 import { McpClientManager } from './mcp/mcp-client-manager';
-import { loadMcpConfigFile, type McpServerConfig } from './mcp/mcp-server-config';
+import type { McpServerConfig } from './mcp/mcp-server-config';
 import { BackgroundTaskManager } from './runtime/background-task-manager';
 import { AskUserQuestionsRegistry } from './tool/ask-user-questions-registry';
 import { DangerAssessor, LlmDangerClassifierModel } from './tool/danger-assessor';
@@ -57,8 +56,9 @@ export interface HarnessModuleOptions {
 function harnessProviders(): Provider[] {
   return [
     {
+      // Read and validated by `loadHarnessConfig`: a bad file stops the server before Nest starts.
       provide: MCP_SERVERS,
-      useFactory: (config: HarnessConfig): McpServerConfig[] => (config.mcpConfigPath ? loadMcpConfigFile(config.mcpConfigPath) : []),
+      useFactory: (config: HarnessConfig): McpServerConfig[] => config.mcpServers,
       inject: [HARNESS_CONFIG],
     },
     {
@@ -103,14 +103,9 @@ function harnessProviders(): Provider[] {
     { provide: AnthropicLlmAdapter, useFactory: () => new AnthropicLlmAdapter() },
     { provide: ResponsesLlmAdapter, useFactory: () => new ResponsesLlmAdapter() },
     {
-      // LLM_SCRIPT is read only when the server is scripted: a scenario file nobody uses must not
-      // stop a server that talks to a real provider; the bundled scenario stands in.
+      // The scenario was read and validated by `loadHarnessConfig` (LLM_SCRIPT, or the bundled one).
       provide: ScriptedLlmAdapter,
-      useFactory: (config: HarnessConfig) => {
-        const script = config.llm.protocol === 'scripted' ? config.llm.script : null;
-        const scenario = script === null ? defaultScenario() : script.startsWith('{') ? parseScenario(JSON.parse(script)) : loadScenarioFile(script);
-        return new ScriptedLlmAdapter(scenario);
-      },
+      useFactory: (config: HarnessConfig) => new ScriptedLlmAdapter(config.llm.scenario),
       inject: [HARNESS_CONFIG],
     },
     {

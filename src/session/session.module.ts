@@ -8,6 +8,7 @@ import type { LlmModelConfig } from '../harness/llm/chat-request';
 import { LocalToolSessionRegistry } from '../harness/local/local-tool-session-registry';
 import { McpClientManager } from '../harness/mcp/mcp-client-manager';
 import type { McpServerConfig } from '../harness/mcp/mcp-server-config';
+import { BackgroundTaskManager } from '../harness/runtime/background-task-manager';
 import { AskUserQuestionsRegistry } from '../harness/tool/ask-user-questions-registry';
 import { ToolRegistry } from '../harness/tool/tool-registry';
 import { TokenAuthenticator } from './auth/token-authenticator';
@@ -15,6 +16,7 @@ import { AttachmentsController } from './http/attachments.controller';
 import { BearerAuthGuard } from './http/auth.guard';
 import { HarnessExceptionFilter } from './http/harness-exception.filter';
 import { HealthController } from './http/health.controller';
+import { SessionEventsController } from './http/session-events.controller';
 import { SessionsController } from './http/sessions.controller';
 import { ToolsController } from './http/tools.controller';
 import { ActivityRepository } from './persistence/activity-repository';
@@ -25,6 +27,7 @@ import { RunRepository } from './persistence/run-repository';
 import { SessionRepository } from './persistence/session-repository';
 import { RunRecovery } from './run/run-recovery';
 import { RunService } from './run/run.service';
+import { SessionDeleter } from './service/session-deleter';
 import { SessionToolProvider } from './service/session-tool-provider';
 import { SessionService } from './service/session-service';
 import { ToolCatalog } from './service/tool-catalog';
@@ -50,7 +53,7 @@ export class SessionModule {
     return {
       module: SessionModule,
       imports: [PersistenceModule, StreamingWsModule, ...options.imports],
-      controllers: [HealthController, SessionsController, AttachmentsController, ToolsController],
+      controllers: [HealthController, SessionsController, SessionEventsController, AttachmentsController, ToolsController],
       providers: [
         { provide: TokenAuthenticator, useFactory: (config: HarnessConfig) => new TokenAuthenticator(config.tokens), inject: [HARNESS_CONFIG] },
         { provide: SessionToolProvider, useFactory: (mcp: McpClientManager | null) => new SessionToolProvider(mcp), inject: [McpClientManager] },
@@ -115,6 +118,18 @@ export class SessionModule {
             SessionToolProvider,
             LLM_MODEL_CONFIG,
           ],
+        },
+        {
+          provide: SessionDeleter,
+          useFactory: (
+            config: HarnessConfig,
+            sessions: SessionService,
+            repository: SessionRepository,
+            runs: RunService,
+            backgroundTasks: BackgroundTaskManager,
+            sessionTools: SessionToolProvider,
+          ) => new SessionDeleter({ sessions, repository, runs, backgroundTasks, sessionTools, workspaceRoot: config.workspaceRoot, logger: new Logger('SessionDeleter') }),
+          inject: [HARNESS_CONFIG, SessionService, SessionRepository, RunService, BackgroundTaskManager, SessionToolProvider],
         },
         {
           provide: ToolCatalog,

@@ -6,6 +6,8 @@ export interface WsEvent {
   sessionId: number | null;
   data: Record<string, unknown>;
   timestamp: number;
+  /** The event's number in its session's event log (added); none on an event of no session or a reply to a frame. */
+  seq?: number;
 }
 
 export interface WaitOptions {
@@ -30,6 +32,7 @@ export class WsTestClient {
   readonly unparsed: string[] = [];
   readonly closed: Promise<CloseInfo>;
   private readonly listeners = new Set<() => void>();
+  private roundTrips = 0;
 
   private constructor(private readonly socket: WebSocket) {
     socket.on('message', (raw) => {
@@ -126,6 +129,27 @@ export class WsTestClient {
   /** Every event of the run, in arrival order. */
   runEvents(executionId: string): WsEvent[] {
     return this.events.filter((event) => event.data.executionId === executionId);
+  }
+
+  /** Every event of the session, in arrival order. */
+  sessionEvents(sessionId: number): WsEvent[] {
+    return this.events.filter((event) => event.sessionId === sessionId);
+  }
+
+  /** Sends `subscribe` for the session (with `after` when given). */
+  subscribe(sessionId: number, after?: number): void {
+    this.send(after === undefined ? { type: 'subscribe', sessionId } : { type: 'subscribe', sessionId, after });
+  }
+
+  /**
+   * Resolves once the server has applied every frame sent before: it answers frames in order, so
+   * the `error` it sends for a frame of a made-up type comes after whatever the earlier ones did.
+   */
+  async roundTrip(options: WaitOptions = {}): Promise<void> {
+    const type = `round-trip-${++this.roundTrips}`;
+    const since = this.mark();
+    this.send({ type });
+    await this.waitFor((event) => event.type === 'error' && String(event.data.message).includes(`'${type}'`), { since, ...options });
   }
 
   /** Closes the socket and waits until it is closed. */

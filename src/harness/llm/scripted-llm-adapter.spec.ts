@@ -1,9 +1,5 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import * as path from 'node:path';
 import type { ChatRequest, LlmModelConfig } from './chat-request';
 import {
-  loadScenarioFile,
   parseScenario,
   ScenarioError,
   SCRIPTED_RECEIVED_LIMIT,
@@ -237,31 +233,6 @@ describe('parseScenario', () => {
     expect(error).toBeInstanceOf(ScenarioError);
     expect((error as ScenarioError).field).toBe(field);
     expect((error as ScenarioError).message.startsWith(`${field}: `)).toBe(true);
-  });
-});
-
-describe('loadScenarioFile', () => {
-  let dir: string;
-  beforeEach(() => {
-    dir = mkdtempSync(path.join(tmpdir(), 'scenario-'));
-  });
-  afterEach(() => rmSync(dir, { recursive: true, force: true }));
-
-  it('reads a scenario file', () => {
-    const file = path.join(dir, 'ok.json');
-    writeFileSync(file, JSON.stringify({ rounds: [{ content: 'hi' }] }));
-    expect(loadScenarioFile(file)).toEqual({ rounds: [{ content: 'hi' }] });
-  });
-
-  it('names the file and the field of a bad scenario', () => {
-    const file = path.join(dir, 'bad.json');
-    writeFileSync(file, JSON.stringify({ rounds: [{ toolCalls: [{ name: 7 }] }] }));
-    expect(() => loadScenarioFile(file)).toThrow(`rounds[0].toolCalls[0].name: expected a non-empty string (in ${file})`);
-  });
-
-  it('names a missing file', () => {
-    const file = path.join(dir, 'missing.json');
-    expect(() => loadScenarioFile(file)).toThrow(`cannot read ${file}`);
   });
 });
 

@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { throwIfAborted } from './abort-signal';
 import type {
   ChatMessage,
@@ -69,7 +68,8 @@ const TOOL_CALL_FIELDS = new Set(['id', 'name', 'arguments']);
 
 /**
  * Validates a scenario. Accepts the parsed JSON value or JSON text. Unknown fields are refused
- * because a misspelt `toolcalls` would otherwise silently script an empty round.
+ * because a misspelt `toolcalls` would otherwise silently script an empty round. Reading
+ * `LLM_SCRIPT` (inline or a file) is `loadHarnessConfig`'s job, which names the variable.
  */
 export function parseScenario(json: unknown): ScriptedScenario {
   let value = json;
@@ -101,22 +101,6 @@ function parseScript(raw: unknown, at: string): ScriptedScript {
   if (typeof raw.match !== 'string' || raw.match === '') throw new ScenarioError(`${at}.match`, 'expected a non-empty string');
   if (!Array.isArray(raw.rounds)) throw new ScenarioError(`${at}.rounds`, 'expected an array');
   return { match: raw.match, rounds: raw.rounds.map((round, index) => parseRound(round, `${at}.rounds[${index}]`)) };
-}
-
-/** Reads and validates a scenario file; errors name the file and the field. */
-export function loadScenarioFile(path: string): ScriptedScenario {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (error) {
-    throw new ScenarioError('scenario', `cannot read ${path}: ${(error as Error).message}`);
-  }
-  try {
-    return parseScenario(text);
-  } catch (error) {
-    if (error instanceof ScenarioError) throw new ScenarioError(error.field, `${error.detail} (in ${path})`);
-    throw error;
-  }
 }
 
 function parseRound(raw: unknown, at: string): ScriptedRound {

@@ -1,7 +1,5 @@
-import { readFileSync } from 'node:fs';
 import { describeType, isPlainObject } from '../tool/tool-arguments';
 import { McpConfigError } from './mcp-errors';
-import { errorMessage } from '../runtime/error-message';
 
 /**
  * One MCP server the harness may connect to, as listed in the file named by
@@ -51,84 +49,51 @@ const HTTP_FIELDS = new Set([...COMMON_FIELDS, 'url']);
 
 /**
  * Validates the content of an MCP configuration file and returns its servers.
- * Throws `McpConfigError` naming the first bad field; duplicate ids or names are refused, and so
- * are fields that do not belong to the server's type (a typo must not be silently ignored).
+ * Throws `McpConfigError` naming the first bad field (`servers[1].type: expected 'stdio' or 'http',
+ * got "grpc"`); duplicate ids or names are refused, and so are fields that do not belong to the
+ * server's type (a typo must not be silently ignored). Reading the file is the caller's job
+ * (`loadHarnessConfig`, which names `HARNESS_MCP_CONFIG` and the file).
  */
 export function parseMcpConfig(json: unknown): McpServerConfig[] {
   if (!isPlainObject(json)) {
-    throw new McpConfigError(`MCP config must be a JSON object with a 'servers' array, got ${describeType(json)}`, null);
+    throw new McpConfigError(`expected a JSON object with a 'servers' array, got ${describeType(json)}`, null);
   }
   const servers = Object.prototype.hasOwnProperty.call(json, 'servers') ? json.servers : undefined;
-  if (!Array.isArray(servers)) {
-    throw new McpConfigError(`MCP config field 'servers' must be an array, got ${describeType(servers)}`, 'servers');
-  }
+  if (!Array.isArray(servers)) fail('servers', `expected an array, got ${describeType(servers)}`);
   const parsed = servers.map((entry, index) => parseServer(entry, `servers[${index}]`));
   const ids = new Map<number, number>();
   const names = new Map<string, number>();
   parsed.forEach((server, index) => {
     const sameId = ids.get(server.id);
-    if (sameId !== undefined) {
-      throw new McpConfigError(`servers[${index}].id ${server.id} is already used by servers[${sameId}]`, `servers[${index}].id`);
-    }
+    if (sameId !== undefined) fail(`servers[${index}].id`, `${server.id} is already used by servers[${sameId}]`);
     const sameName = names.get(server.name);
-    if (sameName !== undefined) {
-      throw new McpConfigError(
-        `servers[${index}].name '${server.name}' is already used by servers[${sameName}]`,
-        `servers[${index}].name`,
-      );
-    }
+    if (sameName !== undefined) fail(`servers[${index}].name`, `'${server.name}' is already used by servers[${sameName}]`);
     ids.set(server.id, index);
     names.set(server.name, index);
   });
   return parsed;
 }
 
-/** Reads and validates an MCP configuration file; every failure is an `McpConfigError` naming the file. */
-export function loadMcpConfigFile(path: string): McpServerConfig[] {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (error) {
-    throw new McpConfigError(`Cannot read MCP config file ${path}: ${errorMessage(error)}`, null);
-  }
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch (error) {
-    throw new McpConfigError(`MCP config file ${path} is not valid JSON: ${errorMessage(error)}`, null);
-  }
-  try {
-    return parseMcpConfig(json);
-  } catch (error) {
-    if (error instanceof McpConfigError) throw new McpConfigError(`${path}: ${error.message}`, error.field);
-    throw error;
-  }
+/** Throws the error of one bad field: its path, then what is wrong with it. */
+function fail(field: string, detail: string): never {
+  throw new McpConfigError(`${field}: ${detail}`, field);
 }
 
 function parseServer(entry: unknown, at: string): McpServerConfig {
-  if (!isPlainObject(entry)) throw new McpConfigError(`${at} must be an object, got ${describeType(entry)}`, at);
+  if (!isPlainObject(entry)) fail(at, `expected an object, got ${describeType(entry)}`);
   const field = (key: string): unknown => (Object.prototype.hasOwnProperty.call(entry, key) ? entry[key] : undefined);
 
   const id = field('id');
-  if (typeof id !== 'number' || !Number.isSafeInteger(id) || id < 1) {
-    throw new McpConfigError(`${at}.id must be a positive integer, got ${show(id)}`, `${at}.id`);
-  }
+  if (typeof id !== 'number' || !Number.isSafeInteger(id) || id < 1) fail(`${at}.id`, `expected a positive whole number, got ${show(id)}`);
   const name = field('name');
   if (typeof name !== 'string' || !MCP_SERVER_NAME_PATTERN.test(name)) {
-    throw new McpConfigError(
-      `${at}.name must be a non-empty string of letters, digits, '_' or '-', got ${show(name)}`,
-      `${at}.name`,
-    );
+    fail(`${at}.name`, `expected a non-empty string of letters, digits, '_' or '-', got ${show(name)}`);
   }
   const type = field('type');
-  if (type !== 'stdio' && type !== 'http') {
-    throw new McpConfigError(`${at}.type must be 'stdio' or 'http', got ${show(type)}`, `${at}.type`);
-  }
+  if (type !== 'stdio' && type !== 'http') fail(`${at}.type`, `expected 'stdio' or 'http', got ${show(type)}`);
   const allowed = type === 'stdio' ? STDIO_FIELDS : HTTP_FIELDS;
   for (const key of Object.keys(entry)) {
-    if (!allowed.has(key)) {
-      throw new McpConfigError(`${at}.${key} is not a field of a '${type}' server`, `${at}.${key}`);
-    }
+    if (!allowed.has(key)) fail(`${at}.${key}`, `not a field of a '${type}' server (its fields: ${[...allowed].join(', ')})`);
   }
   const server: McpServerConfig =
     type === 'stdio' ? parseStdio(id, name, field, at) : { id, name, type, url: parseUrl(field('url'), at) };
@@ -142,41 +107,29 @@ function parseTimeouts(field: (key: string) => unknown, at: string): Pick<McpSer
     const value = field(key);
     if (value === undefined) continue;
     if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > MAX_TIMER_MS) {
-      throw new McpConfigError(
-        `${at}.${key} must be a whole number of milliseconds from 1 to ${MAX_TIMER_MS}, got ${show(value)}`,
-        `${at}.${key}`,
-      );
+      fail(`${at}.${key}`, `expected a whole number of milliseconds from 1 to ${MAX_TIMER_MS}, got ${show(value)}`);
     }
     timeouts[key] = value;
   }
   const { callTimeoutMs, maxTotalTimeoutMs } = timeouts;
   if (callTimeoutMs !== undefined && maxTotalTimeoutMs !== undefined && maxTotalTimeoutMs < callTimeoutMs) {
-    throw new McpConfigError(
-      `${at}.maxTotalTimeoutMs (${maxTotalTimeoutMs}) must not be less than ${at}.callTimeoutMs (${callTimeoutMs})`,
-      `${at}.maxTotalTimeoutMs`,
-    );
+    fail(`${at}.maxTotalTimeoutMs`, `must not be less than ${at}.callTimeoutMs (${callTimeoutMs}), got ${maxTotalTimeoutMs}`);
   }
   return timeouts;
 }
 
 function parseStdio(id: number, name: string, field: (key: string) => unknown, at: string): McpServerConfig {
   const command = field('command');
-  if (typeof command !== 'string' || command.trim() === '') {
-    throw new McpConfigError(`${at}.command must be a non-empty string, got ${show(command)}`, `${at}.command`);
-  }
+  if (typeof command !== 'string' || command.trim() === '') fail(`${at}.command`, `expected a non-empty string, got ${show(command)}`);
   const args = field('args') ?? [];
-  if (!Array.isArray(args)) throw new McpConfigError(`${at}.args must be an array of strings, got ${show(args)}`, `${at}.args`);
+  if (!Array.isArray(args)) fail(`${at}.args`, `expected an array of strings, got ${show(args)}`);
   args.forEach((arg, index) => {
-    if (typeof arg !== 'string') {
-      throw new McpConfigError(`${at}.args[${index}] must be a string, got ${show(arg)}`, `${at}.args[${index}]`);
-    }
+    if (typeof arg !== 'string') fail(`${at}.args[${index}]`, `expected a string, got ${show(arg)}`);
   });
   const env = field('env') ?? {};
-  if (!isPlainObject(env)) throw new McpConfigError(`${at}.env must be an object of strings, got ${show(env)}`, `${at}.env`);
+  if (!isPlainObject(env)) fail(`${at}.env`, `expected an object of strings, got ${show(env)}`);
   for (const [key, value] of Object.entries(env)) {
-    if (typeof value !== 'string') {
-      throw new McpConfigError(`${at}.env.${key} must be a string, got ${show(value)}`, `${at}.env.${key}`);
-    }
+    if (typeof value !== 'string') fail(`${at}.env.${key}`, `expected a string, got ${show(value)}`);
   }
   // fromEntries defines own properties, so a key named `__proto__` stays a plain variable name.
   const cleanEnv = Object.fromEntries(Object.entries(env)) as Record<string, string>;
@@ -184,16 +137,14 @@ function parseStdio(id: number, name: string, field: (key: string) => unknown, a
 }
 
 function parseUrl(value: unknown, at: string): string {
-  if (typeof value !== 'string') throw new McpConfigError(`${at}.url must be a string, got ${show(value)}`, `${at}.url`);
+  if (typeof value !== 'string') fail(`${at}.url`, `expected a string, got ${show(value)}`);
   let url: URL;
   try {
     url = new URL(value);
   } catch {
-    throw new McpConfigError(`${at}.url is not a valid URL: ${JSON.stringify(value)}`, `${at}.url`);
+    fail(`${at}.url`, `not a valid URL: ${JSON.stringify(value)}`);
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new McpConfigError(`${at}.url must be an http or https URL, got ${JSON.stringify(value)}`, `${at}.url`);
-  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') fail(`${at}.url`, `expected an http or https URL, got ${JSON.stringify(value)}`);
   return value;
 }
 

@@ -4,7 +4,7 @@ import { findForbiddenKey, findJsonLimitViolation } from '../http/json-body-limi
 export const MAX_CLIENT_FRAME_BYTES = 16 * 1024 * 1024;
 
 /** The client → server frame types of interface.md. */
-export const CLIENT_FRAME_TYPES = ['tool_response', 'ask_user_answer', 'cancel'] as const;
+export const CLIENT_FRAME_TYPES = ['tool_response', 'ask_user_answer', 'cancel', 'subscribe', 'unsubscribe'] as const;
 export type ClientFrameType = (typeof CLIENT_FRAME_TYPES)[number];
 
 /** The pseudo-event a frame we cannot use is routed to; it carries the problem. */
@@ -59,4 +59,15 @@ export function requireField<T extends 'string' | 'integer'>(
     return { ok: false, message: `${String(type)} frame needs field '${field}' (${kind === 'string' ? 'a string' : 'an integer'})` };
   }
   return { ok: true, value: value as T extends 'string' ? string : number };
+}
+
+/**
+ * Reads an optional field that must be a non-negative integer (a `seq`): `undefined` when the
+ * frame does not have it, else the value or what is wrong with it.
+ */
+export function optionalSeq(frame: Record<string, unknown>, field: string): { ok: true; value: number | undefined } | { ok: false; message: string } {
+  const value = frame[field];
+  if (value === undefined) return { ok: true, value: undefined };
+  if (Number.isSafeInteger(value) && (value as number) >= 0) return { ok: true, value: value as number };
+  return { ok: false, message: `${String(frame.type)} frame field '${field}' must be a non-negative integer` };
 }

@@ -161,6 +161,63 @@ describe('StreamingGateway', () => {
     });
   });
 
+  describe('subscriptions', () => {
+    const OTHERS = 9;
+
+    /** A gateway whose user owns session SESSION only. */
+    function subscribing() {
+      const registry = new StreamingWsRegistry({ logger: { warn: () => undefined } });
+      const sessions = {
+        getOwned: (id: number) => {
+          if (id !== SESSION) throw new Error(`Session ${id} not found`);
+          return {};
+        },
+      } as unknown as SessionService;
+      const gateway = new StreamingGateway(
+        new TokenAuthenticator(new Map([[TOKEN, USER]])),
+        registry,
+        new LocalToolSessionRegistry({ clients: registry }),
+        new AskUserQuestionsRegistry(),
+        sessions,
+        {} as RunService,
+      );
+      const socket = new FakeWsConnection();
+      gateway.handleConnection(socket as unknown as WebSocket, { url: `/ws?token=${TOKEN}` } as IncomingMessage);
+      const frame = (handler: 'onSubscribe' | 'onUnsubscribe', body: Record<string, unknown>) => gateway[handler](socket as unknown as WebSocket, body);
+      const delta = (sessionId: number) => registry.sendToUser(USER, { type: 'content_delta', sessionId, data: { delta: 'x' }, timestamp: 1 });
+      return { socket, frame, delta };
+    }
+
+    it('narrows the connection to the sessions it subscribed to, until it unsubscribes', () => {
+      const { socket, frame, delta } = subscribing();
+      frame('onSubscribe', { type: 'subscribe', sessionId: SESSION, after: 0 });
+      delta(SESSION);
+      delta(OTHERS);
+      frame('onUnsubscribe', { type: 'unsubscribe', sessionId: SESSION });
+      delta(SESSION);
+      expect(socket.events().map((event) => event.sessionId)).toEqual([SESSION]);
+    });
+
+    it('refuses a foreign or unknown session, or a bad `after`, with an error event and changes nothing', () => {
+      const { socket, frame, delta } = subscribing();
+      frame('onSubscribe', { type: 'subscribe', sessionId: OTHERS });
+      frame('onSubscribe', { type: 'subscribe', sessionId: SESSION, after: -1 });
+      frame('onSubscribe', { type: 'subscribe', sessionId: SESSION, after: '3' });
+      frame('onSubscribe', { type: 'subscribe' });
+      frame('onUnsubscribe', { type: 'unsubscribe', sessionId: OTHERS });
+      expect(socket.events().map((event) => [event.type, event.data])).toEqual([
+        ['error', { message: `Session ${OTHERS} not found`, final: false }],
+        ['error', { message: "subscribe frame field 'after' must be a non-negative integer", final: false }],
+        ['error', { message: "subscribe frame field 'after' must be a non-negative integer", final: false }],
+        ['error', { message: "subscribe frame needs field 'sessionId' (an integer)", final: false }],
+        ['error', { message: `Session ${OTHERS} not found`, final: false }],
+      ]);
+      // Never subscribed: it still receives every session of its user.
+      delta(OTHERS);
+      expect(socket.events().at(-1)).toEqual(expect.objectContaining({ type: 'content_delta', sessionId: OTHERS }));
+    });
+  });
+
   it('answers an unusable frame with an error event naming the problem', () => {
     const { gateway, connect } = setup();
     const socket = new FakeWsConnection();

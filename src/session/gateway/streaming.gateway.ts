@@ -7,7 +7,7 @@ import { AskUserQuestionsRegistry } from '../../harness/tool/ask-user-questions-
 import { TokenAuthenticator } from '../auth/token-authenticator';
 import { RunService } from '../run/run.service';
 import { SessionService } from '../service/session-service';
-import { INVALID_FRAME, MAX_CLIENT_FRAME_BYTES, requireField } from './client-frame';
+import { INVALID_FRAME, MAX_CLIENT_FRAME_BYTES, optionalSeq, requireField } from './client-frame';
 import { StreamingWsRegistry, type RegisteredConnection } from '../ws/streaming-ws-registry';
 import { createErrorEvent } from '../ws/ws-event';
 
@@ -23,8 +23,8 @@ export const WS_UNAUTHORIZED = 4401;
  * The WebSocket endpoint `/ws?token=...`: authenticates connections, registers them — once, in
  * the `StreamingWsRegistry`, which serves both the user's event stream and the LOCAL side
  * (`LocalToolSessionRegistry` must be built on that registry) — and applies client frames. A
- * client can only answer or cancel its own user's sessions; any frame it cannot use gets an
- * `error` event and changes nothing.
+ * client can only answer, cancel or subscribe to its own user's sessions; any frame it cannot use
+ * gets an `error` event and changes nothing.
  */
 @WebSocketGateway({ path: '/ws', maxPayload: MAX_CLIENT_FRAME_BYTES })
 export class StreamingGateway implements OnGatewayConnection, OnGatewayDisconnect {
@@ -109,6 +109,34 @@ export class StreamingGateway implements OnGatewayConnection, OnGatewayDisconnec
       const sessionId = this.ownedSession(connection, frame);
       if (sessionId === null) return `Session ${String(frame.sessionId)} not found`;
       this.deps.runs.cancel(sessionId);
+      return null;
+    });
+  }
+
+  /**
+   * `{type:"subscribe", sessionId, after?}`: the connection gets the session's stored events
+   * numbered after `after` (all of them without it), then its live ones; from its first
+   * subscription on, only the events of the sessions it subscribed to.
+   */
+  @SubscribeMessage('subscribe')
+  onSubscribe(@ConnectedSocket() client: WebSocket, @MessageBody() frame: Record<string, unknown>): void {
+    this.handle(client, frame, (connection) => {
+      const sessionId = this.ownedSession(connection, frame);
+      const after = optionalSeq(frame, 'after');
+      if (!after.ok) return after.message;
+      if (sessionId === null) return `Session ${String(frame.sessionId)} not found`;
+      this.deps.registry.subscribe(client, sessionId, after.value);
+      return null;
+    });
+  }
+
+  /** `{type:"unsubscribe", sessionId}`: the connection stops receiving the session's events. */
+  @SubscribeMessage('unsubscribe')
+  onUnsubscribe(@ConnectedSocket() client: WebSocket, @MessageBody() frame: Record<string, unknown>): void {
+    this.handle(client, frame, (connection) => {
+      const sessionId = this.ownedSession(connection, frame);
+      if (sessionId === null) return `Session ${String(frame.sessionId)} not found`;
+      this.deps.registry.unsubscribe(client, sessionId);
       return null;
     });
   }

@@ -1,9 +1,11 @@
 import { Controller, Get, NotFoundException, Param, Res } from '@nestjs/common';
+import { ApiNotFoundResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import type { ServerResponse } from 'node:http';
 import { normalizeMediaType, SqliteAttachmentStore } from '../persistence/sqlite-attachment-store';
 import { SessionService } from '../service/session-service';
 import { CurrentUser } from './auth.guard';
 import { contentDisposition } from './content-disposition';
+import { ErrorView } from './dto/error.view';
 import { SESSION_ID_PIPE } from './session-id.pipe';
 
 /**
@@ -11,6 +13,7 @@ import { SESSION_ID_PIPE } from './session-id.pipe';
  * attachment, as its owner's client shows or downloads them. Another user's session, another
  * session's attachment and an unknown id are all the same 404.
  */
+@ApiTags('sessions')
 @Controller('api/sessions')
 export class AttachmentsController {
   constructor(
@@ -19,6 +22,11 @@ export class AttachmentsController {
   ) {}
 
   @Get(':id/attachments/:attachmentId')
+  @ApiOkResponse({
+    description: 'The stored bytes; `content-type` is the stored media type.',
+    content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } },
+  })
+  @ApiNotFoundResponse({ type: ErrorView, description: 'No such attachment in a session of the caller.' })
   read(
     @CurrentUser() userId: number,
     @Param('id', SESSION_ID_PIPE) id: number,

@@ -1,11 +1,22 @@
-import { createParamDecorator, SetMetadata, UnauthorizedException, type CanActivate, type ExecutionContext } from '@nestjs/common';
+import { applyDecorators, createParamDecorator, SetMetadata, UnauthorizedException, type CanActivate, type ExecutionContext } from '@nestjs/common';
 import type { Reflector } from '@nestjs/core';
+import { ApiExtension } from '@nestjs/swagger';
 import type { TokenAuthenticator } from '../auth/token-authenticator';
 
 const PUBLIC_ROUTE = 'harness:public';
 
+/** The name of the bearer token's security scheme in the OpenAPI document. */
+export const BEARER_AUTH = 'bearer';
+
+/**
+ * The OpenAPI extension by which {@link Public} marks its operations: the document requires the
+ * bearer token everywhere, as the guard does, and `openapi.ts` turns this mark into the
+ * operation's `security: []`. One marker serves both, so the document cannot drift from the guard.
+ */
+export const PUBLIC_OPERATION_EXTENSION = 'x-harness-public';
+
 /** Marks a route that needs no token (only `GET /health`). */
-export const Public = () => SetMetadata(PUBLIC_ROUTE, true);
+export const Public = () => applyDecorators(SetMetadata(PUBLIC_ROUTE, true), ApiExtension(PUBLIC_OPERATION_EXTENSION, true));
 
 interface AuthenticatedRequest {
   headers: Record<string, string | string[] | undefined>;

@@ -1,5 +1,5 @@
 import { Catch, HttpException, Logger, type ArgumentsHost, type ExceptionFilter } from '@nestjs/common';
-import { InvalidSessionInputError, RunAlreadyActiveError, ServerStoppingError, SessionNotFoundError } from '../service/session-errors';
+import { InvalidSessionInputError, RunAlreadyActiveError, ServerStoppingError, SessionBusyError, SessionNotFoundError } from '../service/session-errors';
 
 interface JsonResponse {
   status(code: number): JsonResponse;
@@ -25,6 +25,7 @@ export class HarnessExceptionFilter implements ExceptionFilter {
     if (exception instanceof SessionNotFoundError) return [404, exception.message];
     if (exception instanceof InvalidSessionInputError) return [400, exception.message];
     if (exception instanceof RunAlreadyActiveError) return [409, exception.message];
+    if (exception instanceof SessionBusyError) return [409, exception.message];
     if (exception instanceof ServerStoppingError) return [503, exception.message];
     if (exception instanceof HttpException) {
       const body = exception.getResponse();

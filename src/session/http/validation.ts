@@ -20,6 +20,7 @@ function flatten(errors: ValidationError[], parent = ''): string[] {
     const own = Object.values(error.constraints ?? {}).map((text) =>
       text.startsWith(error.property) ? field + text.slice(error.property.length) : `${field}: ${text}`,
     );
-    return [...own, ...flatten(error.children ?? [], field)];
+    // Rules that word their failure alike (a range: integer, minimum, maximum) say it once.
+    return [...new Set(own), ...flatten(error.children ?? [], field)];
   });
 }

@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { HarnessDatabase, SCHEMA_VERSION } from './harness-database';
 import { SchemaVersionError } from './persistence-errors';
 
-const TABLES = ['activities', 'attachments', 'messages', 'runs', 'sessions', 'staged_tool_results', 'tasks'];
+const TABLES = ['activities', 'attachments', 'messages', 'runs', 'session_events', 'sessions', 'staged_tool_results', 'tasks'];
 
 describe('HarnessDatabase', () => {
   let dir: string;
@@ -86,7 +86,9 @@ describe('HarnessDatabase', () => {
       const sessionId = insertSession(v3);
       v3.connection.prepare("INSERT INTO messages (session_id, role, content, created_at) VALUES (?, 'tool', 'kept', 'now')").run(sessionId);
       // Turn the file back into what schema version 3 wrote.
-      v3.connection.exec('ALTER TABLE messages DROP COLUMN attachments; ALTER TABLE staged_tool_results DROP COLUMN attachments; DROP TABLE attachments');
+      v3.connection.exec(
+        'ALTER TABLE messages DROP COLUMN attachments; ALTER TABLE staged_tool_results DROP COLUMN attachments; DROP TABLE attachments; DROP TABLE session_events',
+      );
       v3.connection.pragma('user_version = 3');
       v3.close();
 
@@ -107,6 +109,22 @@ describe('HarnessDatabase', () => {
         'created_at',
       ]);
       expect(upgraded.connection.prepare('SELECT content, attachments FROM messages').all()).toEqual([{ content: 'kept', attachments: null }]);
+    });
+
+    it('upgrades a version 4 file: adds the session event log, keeping rows', () => {
+      const file = path.join(dir, 'v4.db');
+      const v4 = open(file);
+      const sessionId = insertSession(v4);
+      // Turn the file back into what schema version 4 wrote.
+      v4.connection.exec('DROP TABLE session_events');
+      v4.connection.pragma('user_version = 4');
+      v4.close();
+
+      const upgraded = open(file);
+      expect(upgraded.schemaVersion).toBe(SCHEMA_VERSION);
+      expect(tableNames(upgraded)).toEqual(TABLES);
+      expect(columnNames(upgraded, 'session_events')).toEqual(['session_id', 'seq', 'type', 'payload', 'created_at']);
+      expect(upgraded.connection.prepare('SELECT id FROM sessions').pluck().all()).toEqual([sessionId]);
     });
 
     it('refuses a file written by a newer schema', () => {
@@ -135,7 +153,7 @@ describe('HarnessDatabase', () => {
   });
 
   describe('constraints', () => {
-    it('deletes a session’s messages, activities, tasks and attachments with it', () => {
+    it('deletes a session’s messages, activities, tasks, attachments and events with it', () => {
       const database = open(':memory:');
       const keep = insertSession(database);
       const drop = insertSession(database);
@@ -151,9 +169,10 @@ describe('HarnessDatabase', () => {
           `INSERT INTO attachments (id, session_id, tool_call_id, media_type, bytes, data, created_at)
            VALUES (?, ?, 'c1', 'image/png', 1, x'00', 'now')`,
         ).run(`att_${sessionId}`, sessionId);
+        db.prepare("INSERT INTO session_events (session_id, seq, type, payload, created_at) VALUES (?, 1, 'content_delta', '{}', 'now')").run(sessionId);
       }
       db.prepare('DELETE FROM sessions WHERE id = ?').run(drop);
-      for (const table of ['messages', 'activities', 'tasks', 'attachments']) {
+      for (const table of ['messages', 'activities', 'tasks', 'attachments', 'session_events']) {
         expect(db.prepare(`SELECT session_id FROM ${table}`).pluck().all()).toEqual([keep]);
       }
     });
@@ -207,5 +226,18 @@ describe('HarnessDatabase', () => {
     database.close();
     expect(database.open).toBe(false);
     expect(() => database.close()).not.toThrow();
+  });
+
+  it('lets writers write before it closes, once, even when one of them fails', () => {
+    const database = open(':memory:');
+    const calls: string[] = [];
+    database.beforeClose(() => {
+      throw new Error('disk full');
+    });
+    database.beforeClose(() => calls.push(`open: ${database.open}`));
+    database.close();
+    database.close();
+    expect(calls).toEqual(['open: true']);
+    expect(database.open).toBe(false);
   });
 });

@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { SchemaVersionError } from './persistence-errors';
 
 /** The schema this build writes; stored in `PRAGMA user_version`. Later migrations step it up. */
-export const SCHEMA_VERSION = 4;
+export const SCHEMA_VERSION = 5;
 
 const SCHEMA_V1 = `
 CREATE TABLE IF NOT EXISTS sessions (
@@ -110,6 +110,22 @@ CREATE INDEX IF NOT EXISTS idx_attachments_session ON attachments(session_id);
 ALTER TABLE messages ADD COLUMN attachments TEXT NULL;
 ALTER TABLE staged_tool_results ADD COLUMN attachments TEXT NULL;`,
   },
+  // Every event of a session, numbered from 1 in the order it was sent, as the JSON the WebSocket
+  // sent (`seq` included): what a client that was away reads back (SessionEventLog). A rowid
+  // table, not WITHOUT ROWID: a row can hold a whole tool result.
+  {
+    version: 5,
+    sql: `CREATE TABLE IF NOT EXISTS session_events (
+  session_id INTEGER NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+  seq        INTEGER NOT NULL,
+  type       TEXT    NOT NULL,
+  payload    TEXT    NOT NULL,
+  created_at TEXT    NOT NULL,
+  PRIMARY KEY (session_id, seq)
+);
+-- A user's sessions, newest first (GET /api/sessions) and by workspace name (DELETE).
+CREATE INDEX IF NOT EXISTS idx_sessions_user ON sessions(user_id, id);`,
+  },
 ];
 
 export interface HarnessDatabaseOptions {
@@ -127,6 +143,7 @@ export class HarnessDatabase {
   /** The underlying connection, for repositories to prepare their statements on. */
   readonly connection: Database.Database;
   private readonly clock: () => Date;
+  private readonly closeListeners: Array<() => void> = [];
 
   /**
    * @param filename a file path (parent folders are created) or `:memory:` for a throw-away store.
@@ -169,9 +186,26 @@ export class HarnessDatabase {
     return this.connection.transaction(fn)();
   }
 
+  /**
+   * Calls `listener` when `close` is called, before the connection closes: for a writer that
+   * holds rows back (the session event log) to write them. A listener that throws does not stop
+   * the close.
+   */
+  beforeClose(listener: () => void): void {
+    this.closeListeners.push(listener);
+  }
+
   /** Closes the connection; calling it again does nothing. */
   close(): void {
-    if (this.connection.open) this.connection.close();
+    if (!this.connection.open) return;
+    for (const listener of this.closeListeners.splice(0)) {
+      try {
+        listener();
+      } catch {
+        // Closing must not fail: what the listener could not write is lost either way.
+      }
+    }
+    this.connection.close();
   }
 
   private configure(inMemory: boolean, busyTimeoutMs: number): void {

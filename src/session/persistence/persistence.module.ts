@@ -1,4 +1,4 @@
-import { Module } from '@nestjs/common';
+import { Logger, Module } from '@nestjs/common';
 import { HARNESS_CONFIG } from '../../config/config.module';
 import type { HarnessConfig } from '../../config/harness-config';
 import { ATTACHMENT_STORE, PERMISSION_LEVEL_LOOKUP, TASK_STORE } from '../../harness/harness.module';
@@ -6,15 +6,16 @@ import { ActivityRepository } from './activity-repository';
 import { HarnessDatabase } from './harness-database';
 import { MessageRepository } from './message-repository';
 import { RunRepository } from './run-repository';
+import { SessionEventLog } from './session-event-log';
 import { SessionRepository } from './session-repository';
 import { SqliteAttachmentStore } from './sqlite-attachment-store';
 import { SqliteTaskStore } from './sqlite-task-store';
 
 /**
- * The SQLite store (`HARNESS_DB`, opened — and its directory created — when the module is built)
- * and its repositories. Also supplies the harness's three ports: `TASK_STORE` (the task tools'
- * lists), `PERMISSION_LEVEL_LOOKUP` (a session's current permission level) and `ATTACHMENT_STORE`
- * (binary parts of tool results).
+ * The SQLite store (`HARNESS_DB`, opened — and its directory created — when the module is built),
+ * its repositories and the sessions' event log (`SessionEventLog`). Also supplies the harness's
+ * three ports: `TASK_STORE` (the task tools' lists), `PERMISSION_LEVEL_LOOKUP` (a session's current
+ * permission level) and `ATTACHMENT_STORE` (binary parts of tool results).
  */
 @Module({
   providers: [
@@ -28,6 +29,13 @@ import { SqliteTaskStore } from './sqlite-task-store';
     },
     { provide: ActivityRepository, useFactory: (database: HarnessDatabase) => new ActivityRepository(database), inject: [HarnessDatabase] },
     { provide: RunRepository, useFactory: (database: HarnessDatabase) => new RunRepository(database), inject: [HarnessDatabase] },
+    // The bound on each session's log (HARNESS_EVENT_LOG_MAX_PER_SESSION) is the log's default until
+    // HarnessConfig carries it.
+    {
+      provide: SessionEventLog,
+      useFactory: (database: HarnessDatabase) => new SessionEventLog(database, { logger: new Logger('SessionEventLog') }),
+      inject: [HarnessDatabase],
+    },
     { provide: SqliteTaskStore, useFactory: (database: HarnessDatabase) => new SqliteTaskStore(database), inject: [HarnessDatabase] },
     { provide: TASK_STORE, useExisting: SqliteTaskStore },
     { provide: PERMISSION_LEVEL_LOOKUP, useExisting: SessionRepository },
@@ -39,6 +47,7 @@ import { SqliteTaskStore } from './sqlite-task-store';
     MessageRepository,
     ActivityRepository,
     RunRepository,
+    SessionEventLog,
     SqliteTaskStore,
     SqliteAttachmentStore,
     TASK_STORE,

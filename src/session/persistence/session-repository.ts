@@ -34,6 +34,22 @@ export interface CreateSessionInput {
   workspace: string;
 }
 
+/** Which page of a user's sessions to read: newest first, by id. */
+export interface SessionPageRequest {
+  /** At most this many sessions (a positive integer). */
+  limit: number;
+  /** Only sessions whose id is below this one: the `next` of the page before. */
+  before?: number;
+}
+
+/** One page of a user's sessions. */
+export interface SessionPage {
+  /** Newest (highest id) first. */
+  sessions: SessionRecord[];
+  /** The `before` of the following page; `null` when this page is the last one. */
+  next: number | null;
+}
+
 interface SessionRow {
   id: number;
   user_id: number;
@@ -52,6 +68,9 @@ export class SessionRepository {
   private readonly ownedStatement: Statement<[number, number], SessionRow>;
   private readonly updateLevelStatement: Statement<[string, number]>;
   private readonly levelStatement: Statement<[number], string>;
+  private readonly pageStatement: Statement<[number, number, number], SessionRow>;
+  private readonly deleteStatement: Statement<[number]>;
+  private readonly workspaceUsedStatement: Statement<[number, string], number>;
 
   constructor(private readonly database: HarnessDatabase) {
     const db = database.connection;
@@ -63,6 +82,9 @@ export class SessionRepository {
     this.ownedStatement = db.prepare('SELECT * FROM sessions WHERE id = ? AND user_id = ?');
     this.updateLevelStatement = db.prepare('UPDATE sessions SET permission_level = ? WHERE id = ?');
     this.levelStatement = db.prepare<[number], string>('SELECT permission_level FROM sessions WHERE id = ?').pluck();
+    this.pageStatement = db.prepare('SELECT * FROM sessions WHERE user_id = ? AND id < ? ORDER BY id DESC LIMIT ?');
+    this.deleteStatement = db.prepare('DELETE FROM sessions WHERE id = ?');
+    this.workspaceUsedStatement = db.prepare<[number, string], number>('SELECT 1 FROM sessions WHERE user_id = ? AND workspace = ? LIMIT 1').pluck();
   }
 
   /** @throws InvalidRecordError for an unknown execution mode or permission level. */
@@ -94,6 +116,31 @@ export class SessionRepository {
   findOwned(id: number, userId: number): SessionRecord | undefined {
     const row = this.ownedStatement.get(id, userId);
     return row && toRecord(row);
+  }
+
+  /**
+   * A page of the user's own sessions, newest first. Paging by id (a keyset, not an offset) keeps
+   * pages apart while sessions are created and deleted between two reads.
+   */
+  listOwned(userId: number, request: SessionPageRequest): SessionPage {
+    // One row more than asked says whether another page follows.
+    const rows = this.pageStatement.all(userId, request.before ?? Number.MAX_SAFE_INTEGER, request.limit + 1);
+    const sessions = rows.slice(0, request.limit).map(toRecord);
+    return { sessions, next: rows.length > request.limit ? sessions[sessions.length - 1].id : null };
+  }
+
+  /**
+   * Deletes the session and, through the schema's `ON DELETE CASCADE`, everything stored for it:
+   * messages, activities, attachments, runs (and their staged results), tasks.
+   * @returns whether there was such a session.
+   */
+  delete(id: number): boolean {
+    return this.deleteStatement.run(id).changes > 0;
+  }
+
+  /** Whether some session of the user has the workspace folder `workspace`. */
+  isWorkspaceInUse(userId: number, workspace: string): boolean {
+    return this.workspaceUsedStatement.get(userId, workspace) !== undefined;
   }
 
   /**

@@ -35,3 +35,14 @@ export class ServerStoppingError extends Error {
     super(`The server is not starting new runs: ${reason}`);
   }
 }
+
+/** The session cannot be deleted now: `reason` says what of it is still running. */
+export class SessionBusyError extends Error {
+  override readonly name = 'SessionBusyError';
+  constructor(
+    readonly sessionId: number,
+    readonly reason: string,
+  ) {
+    super(`Session ${sessionId} cannot be deleted while ${reason}`);
+  }
+}

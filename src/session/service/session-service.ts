@@ -1,13 +1,24 @@
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
-import * as path from 'node:path';
 import type { McpServerConfig } from '../../harness/mcp/mcp-server-config';
 import { parseMcpToolName } from '../../harness/mcp/mcp-tool-adapter';
 import type { PermissionLevel } from '../../harness/tool/permission-level';
 import type { ActivityRecord, ActivityRepository } from '../persistence/activity-repository';
 import type { MessageRecord, MessageRepository } from '../persistence/message-repository';
-import type { ExecutionMode, SessionRecord, SessionRepository } from '../persistence/session-repository';
+import type { ExecutionMode, SessionPage, SessionRecord, SessionRepository } from '../persistence/session-repository';
 import { InvalidSessionInputError, SessionNotFoundError } from './session-errors';
+import { sessionWorkspacePath } from './session-workspace';
+
+/** How many sessions a page of `GET /api/sessions` holds: by default, and at most. */
+export const SESSION_PAGE_SIZE = { default: 20, max: 100 } as const;
+
+/** Which page of their sessions a user asks for; see `SessionRepository.listOwned`. */
+export interface ListSessionsRequest {
+  /** 1 to `SESSION_PAGE_SIZE.max`; `SESSION_PAGE_SIZE.default` when omitted. */
+  limit?: number;
+  /** Only sessions with a lower id: the previous page's `next`. */
+  before?: number;
+}
 
 export interface CreateSessionRequest {
   executionMode: ExecutionMode;
@@ -60,6 +71,11 @@ export class SessionService {
     return session;
   }
 
+  /** The user's own sessions, newest first, a page at a time (the request is validated at the edge). */
+  listOwned(userId: number, request: ListSessionsRequest = {}): SessionPage {
+    return this.deps.sessions.listOwned(userId, { limit: request.limit ?? SESSION_PAGE_SIZE.default, before: request.before });
+  }
+
   updatePermissionLevel(sessionId: number, userId: number, level: PermissionLevel): SessionRecord {
     this.getOwned(sessionId, userId);
     const updated = this.deps.sessions.updatePermissionLevel(sessionId, level);
@@ -77,9 +93,9 @@ export class SessionService {
     return this.deps.activities.listBySession(sessionId);
   }
 
-  /** Workspaces are kept per user, so two users can never share one by choosing the same name. */
+  /** The session's folder on the server (see `sessionWorkspacePath`). */
   workspacePath(session: SessionRecord): string {
-    return path.join(this.deps.workspaceRoot, `user-${session.userId}`, session.workspace);
+    return sessionWorkspacePath(this.deps.workspaceRoot, session);
   }
 
   private checkToolName(name: string, index: number, mcpServers: number[]): void {

@@ -25,6 +25,11 @@ export class SessionToolProvider {
     return this.mcp && session.mcpServers.length > 0 ? this.mcp.retain(session.id) : () => undefined;
   }
 
+  /** Closes the session's MCP clients, stopping the stdio servers they started (a deleted session). */
+  async close(sessionId: number): Promise<void> {
+    await this.mcp?.closeSession(sessionId);
+  }
+
   async forSession(session: SessionRecord): Promise<SessionTools> {
     const tools: Tool[] = [];
     const problems: string[] = [];

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Logger } from '@nestjs/common';
 import type { ClientConnection, ClientConnections } from '../../harness/local/client-connections';
 import type { ClientEvent } from '../../harness/local/client-event';
+import type { SessionEventLog } from '../persistence/session-event-log';
 import type { WsEvent } from './ws-event';
 import { errorMessage } from '../../harness/runtime/error-message';
 
@@ -46,6 +47,12 @@ export interface StreamingWsRegistryOptions {
   logger?: { warn(message: string): void };
   /** Connection id generator (default `crypto.randomUUID`). */
   newId?: () => string;
+  /**
+   * Numbers and keeps every event that belongs to a session (its `seq`, interface.md), and serves
+   * the replay of a `subscribe`. The server always sets it; without it events carry no `seq`, as
+   * before the log existed, and a subscription replays nothing.
+   */
+  eventLog?: SessionEventLog;
 }
 
 /** Who a registered connection is: its id and its user. */
@@ -62,6 +69,9 @@ interface Registration extends RegisteredConnection {
 const OPEN = 1;
 const CLOSED = 3;
 
+/** How many stored events a subscription's replay reads from the log at a time. */
+const REPLAY_PAGE = 200;
+
 /** How often a flush or a close is checked on: `ws` announces neither on the WebSocket itself. */
 const POLL_INTERVAL_MS = 10;
 
@@ -71,6 +81,12 @@ const POLL_INTERVAL_MS = 10;
  * messages stay complete. It is also the `ClientConnections` of the LOCAL side, so that a socket
  * is registered once: tool requests and questions go through the same bounded sends, and a
  * connection's closing (`remove`) reaches the requests and questions it was holding.
+ *
+ * Every event of a session passes here, so here it is numbered and logged (`eventLog`): the
+ * events of `sendToUser` and those the LOCAL side sends, each once however many connections it
+ * goes to. Replies to one connection's frame (`send`) belong to no session's history and are not.
+ * A connection that subscribed to sessions (`subscribe`) receives only their events, and those of
+ * no session; one that never did receives every event of its user.
  *
  * Every connection has a bounded send buffer. A client that stops reading would otherwise make
  * the server queue every event of every run in memory; instead it is closed with 1013 (and
@@ -91,12 +107,22 @@ export class StreamingWsRegistry implements ClientConnections {
   private readonly userOf = new Map<WsConnection, number>();
   /** Connections the registry has started to close and that are not closed yet. */
   private readonly closing = new Set<WsConnection>();
+  /** The sessions each subscribed connection follows; a connection that never subscribed has no entry. */
+  private readonly subscriptions = new Map<WsConnection, Set<number>>();
+  private readonly eventLog: SessionEventLog | null;
+  /**
+   * The frame of each LOCAL event already numbered. The LOCAL side offers one event object to
+   * each of the owner's connections in turn (`ClientConnection.send`): that object is one event
+   * of the session, so it is numbered at its first offer and every connection gets the same frame.
+   */
+  private readonly localFrames = new WeakMap<ClientEvent, string>();
 
   constructor(options: StreamingWsRegistryOptions = {}) {
     this.sendBufferLimitBytes = options.sendBufferLimitBytes ?? DEFAULT_SEND_BUFFER_LIMIT_BYTES;
     this.slowClientCloseGraceMs = options.slowClientCloseGraceMs ?? DEFAULT_SLOW_CLIENT_CLOSE_GRACE_MS;
     this.logger = options.logger ?? new Logger('StreamingWsRegistry');
     this.newId = options.newId ?? randomUUID;
+    this.eventLog = options.eventLog ?? null;
   }
 
   /**
@@ -108,7 +134,7 @@ export class StreamingWsRegistry implements ClientConnections {
     const earlier = this.registrations.get(connection);
     if (earlier) this.remove(earlier.userId, connection);
     const id = this.newId();
-    this.registrations.set(connection, { id, userId, client: { id, send: (event) => this.send(connection, event) } });
+    this.registrations.set(connection, { id, userId, client: { id, send: (event) => this.sendLocalEvent(connection, event) } });
     const set = this.byUser.get(userId) ?? new Set<WsConnection>();
     set.add(connection);
     this.byUser.set(userId, set);
@@ -164,27 +190,70 @@ export class StreamingWsRegistry implements ClientConnections {
     return this.byUser.get(userId)?.size ?? 0;
   }
 
-  /** Sends to every open connection of the user; returns how many took it. Never throws. */
+  /**
+   * Sends to every open connection of the user that follows the event's session (all of them,
+   * for an event of no session); returns how many took it. An event of a session is numbered and
+   * logged first, whoever receives it. Never throws.
+   */
   sendToUser(userId: number, event: WsEvent): number {
+    const frame = this.frameOf(event);
     const set = this.byUser.get(userId);
     if (!set) return 0;
-    const frame = JSON.stringify(event);
     const bytes = Buffer.byteLength(frame);
     let delivered = 0;
     // A too-slow connection leaves the set while it is iterated: a Set allows that.
     for (const connection of set) {
-      if (this.sendFrame(connection, frame, bytes)) delivered++;
+      if (this.follows(connection, event.sessionId) && this.sendFrame(connection, frame, bytes)) delivered++;
     }
     return delivered;
   }
 
   /**
    * Sends one event to one connection, within its send buffer bound; returns whether it took
-   * it. A closed, failing or too-slow connection has not. Never throws.
+   * it. A closed, failing or too-slow connection has not. Never throws. For replies to the
+   * connection's own frames: the event is neither numbered nor logged.
    */
   send(connection: WsConnection, event: WsEvent | ClientEvent): boolean {
     const frame = JSON.stringify(event);
     return this.sendFrame(connection, frame, Buffer.byteLength(frame));
+  }
+
+  /**
+   * Makes the connection follow `sessionId`: it is sent the session's stored events numbered
+   * after `after`, oldest first, then every new event of the session as it comes. From its first
+   * subscription on, a connection receives only the events of the sessions it follows (and those
+   * of no session). The caller checks that the connection's user owns the session.
+   *
+   * The replay and the live events meet without a gap or a repeat: from the read of the log to
+   * the start of following, nothing yields (the database is synchronous), so no event of the
+   * session can be numbered in between. Replayed frames go through the send buffer bound like
+   * any other: a connection that cannot take them all is closed as too slow. Returns whether the
+   * connection now follows the session.
+   */
+  subscribe(connection: WsConnection, sessionId: number, after = 0): boolean {
+    if (!this.userOf.has(connection)) return false;
+    if (this.eventLog) {
+      for (let cursor = after; ; ) {
+        const page = this.eventLog.read(sessionId, cursor, REPLAY_PAGE);
+        for (const event of page) {
+          if (!this.sendFrame(connection, event.json, Buffer.byteLength(event.json))) return false;
+          cursor = event.seq;
+        }
+        if (page.length < REPLAY_PAGE) break;
+      }
+    }
+    const followed = this.subscriptions.get(connection) ?? new Set<number>();
+    followed.add(sessionId);
+    this.subscriptions.set(connection, followed);
+    return true;
+  }
+
+  /**
+   * Stops the connection following `sessionId`; returns whether it did. The connection stays
+   * subscribed-only: without any session left it receives only events of no session.
+   */
+  unsubscribe(connection: WsConnection, sessionId: number): boolean {
+    return this.subscriptions.get(connection)?.delete(sessionId) ?? false;
   }
 
   /**
@@ -205,6 +274,36 @@ export class StreamingWsRegistry implements ClientConnections {
       }),
       ...alreadyClosing.map((connection) => this.settleBy(connection, deadline)),
     ]);
+  }
+
+  /** `ClientConnection.send` of the LOCAL side: an event of a session, offered to one connection. */
+  private sendLocalEvent(connection: WsConnection, event: ClientEvent): boolean {
+    let frame = this.localFrames.get(event);
+    if (frame === undefined) {
+      frame = this.frameOf(event);
+      this.localFrames.set(event, frame);
+    }
+    return this.follows(connection, event.sessionId) && this.sendFrame(connection, frame, Buffer.byteLength(frame));
+  }
+
+  /** The JSON of an event; an event of a session is numbered and logged first. */
+  private frameOf(event: WsEvent | ClientEvent): string {
+    if (this.eventLog && event.sessionId !== null) {
+      const { type, sessionId, data, timestamp } = event;
+      try {
+        return this.eventLog.append({ type, sessionId, data, timestamp }).json;
+      } catch (error) {
+        // The audience still gets the event, without a number: the log is not worth the stream.
+        this.logger.warn(`event ${type} of session ${sessionId} was not logged: ${errorMessage(error)}`);
+      }
+    }
+    return JSON.stringify(event);
+  }
+
+  /** Whether the connection receives events of `sessionId` (null: of no session). */
+  private follows(connection: WsConnection, sessionId: number | null): boolean {
+    const followed = this.subscriptions.get(connection);
+    return followed === undefined || sessionId === null || followed.has(sessionId);
   }
 
   private sendFrame(connection: WsConnection, frame: string, bytes: number): boolean {
@@ -260,6 +359,7 @@ export class StreamingWsRegistry implements ClientConnections {
     const userId = this.userOf.get(connection);
     if (userId === undefined) return;
     this.userOf.delete(connection);
+    this.subscriptions.delete(connection);
     const set = this.byUser.get(userId);
     set?.delete(connection);
     if (set?.size === 0) this.byUser.delete(userId);

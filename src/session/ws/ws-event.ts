@@ -1,5 +1,5 @@
 /**
- * The server → client WebSocket event (interface.md): its shape is frozen.
+ * The server → client WebSocket event (interface.md): its shape is frozen, fields are only added.
  * `data.executionId` is present on every event that belongs to a run.
  */
 export interface WsEvent {
@@ -7,6 +7,12 @@ export interface WsEvent {
   sessionId: number | null;
   data: Record<string, unknown>;
   timestamp: number;
+  /**
+   * Added: the event's number in its session's event log — from 1, one more for each event of
+   * the session, continuing across restarts. Set by the registry's log on every event of a
+   * session; an event of no session, and a reply to a client's frame, have none.
+   */
+  seq?: number;
 }
 
 export type WsEventType =

@@ -1,0 +1,223 @@
+import { LocalToolSessionRegistry } from '../../harness/local/local-tool-session-registry';
+import { HarnessDatabase } from '../persistence/harness-database';
+import { SessionEventLog } from '../persistence/session-event-log';
+import { SessionRepository } from '../persistence/session-repository';
+import { SLOW_CLIENT_CLOSE_REASON, StreamingWsRegistry, WS_CLOSE_TRY_AGAIN_LATER } from './streaming-ws-registry';
+import { FakeWsConnection } from './testing/fake-ws-connection';
+import { createErrorEvent, createWsEvent, type WsEvent } from './ws-event';
+
+const USER = 1;
+const TIME = 1_700_000_000_000;
+
+/** The frames a fake connection was sent, parsed with their `seq`. */
+function received(socket: FakeWsConnection): WsEvent[] {
+  return socket.frames.map((frame) => JSON.parse(frame) as WsEvent);
+}
+
+function delta(sessionId: number, text: string): WsEvent {
+  return createWsEvent('content_delta', sessionId, { delta: text, executionId: 'e1' }, () => TIME);
+}
+
+describe('StreamingWsRegistry with an event log', () => {
+  let database: HarnessDatabase;
+  let log: SessionEventLog;
+  let registry: StreamingWsRegistry;
+  let sessionA: number;
+  let sessionB: number;
+  let warnings: string[];
+
+  beforeEach(() => {
+    database = new HarnessDatabase(':memory:');
+    const sessions = new SessionRepository(database);
+    sessionA = sessions.create({ userId: USER, executionMode: 'LOCAL', permissionLevel: 'FULL', workspace: 'a' }).id;
+    sessionB = sessions.create({ userId: USER, executionMode: 'CLOUD', permissionLevel: 'FULL', workspace: 'b' }).id;
+    warnings = [];
+    log = new SessionEventLog(database);
+    registry = new StreamingWsRegistry({ eventLog: log, logger: { warn: (message) => warnings.push(message) } });
+  });
+
+  afterEach(() => database.close());
+
+  describe('when events are sent', () => {
+    it('numbers each event of a session, per session, and keeps it, with or without an audience', () => {
+      registry.sendToUser(USER, delta(sessionA, 'nobody hears this'));
+      const socket = new FakeWsConnection();
+      registry.add(USER, socket);
+      registry.sendToUser(USER, delta(sessionA, 'a'));
+      registry.sendToUser(USER, delta(sessionB, 'b'));
+      registry.sendToUser(USER, createErrorEvent(sessionA, 'MCP server down', false, 'e1'));
+
+      expect(received(socket).map((event) => [event.sessionId, event.type, event.seq])).toEqual([
+        [sessionA, 'content_delta', 2],
+        [sessionB, 'content_delta', 1],
+        [sessionA, 'error', 3],
+      ]);
+      expect(log.read(sessionA, 0, 10).map((event) => event.json)).toEqual([
+        JSON.stringify({ ...delta(sessionA, 'nobody hears this'), seq: 1 }),
+        socket.frames[0],
+        socket.frames[2],
+      ]);
+    });
+
+    it('neither numbers nor keeps an event of no session, or a reply to a frame', () => {
+      const socket = new FakeWsConnection();
+      registry.add(USER, socket);
+      registry.sendToUser(USER, createErrorEvent(null, 'connection-level', false));
+      registry.send(socket, createErrorEvent(sessionA, "No pending tool request 'r1'", false));
+
+      expect(received(socket).map((event) => Object.keys(event).sort())).toEqual([
+        ['data', 'sessionId', 'timestamp', 'type'],
+        ['data', 'sessionId', 'timestamp', 'type'],
+      ]);
+      expect(log.read(sessionA, 0, 10)).toEqual([]);
+    });
+
+    it('numbers a LOCAL event once, however many connections it is offered to', () => {
+      const local = new LocalToolSessionRegistry({ clients: registry });
+      local.bindSession(sessionA, USER);
+      const desktop = new FakeWsConnection();
+      const laptop = new FakeWsConnection();
+      registry.add(USER, desktop);
+      registry.add(USER, laptop);
+
+      const { requestId } = local.sendToolRequest(sessionA, { toolName: 'read_file', argumentsJson: '{}', workspace: 'a', needApproval: false, dangerReason: null });
+      local.failRequest(requestId, 'the run was cancelled');
+
+      for (const socket of [desktop, laptop]) {
+        expect(received(socket).map((event) => [event.type, event.seq])).toEqual([
+          ['tool_request', 1],
+          ['tool_request_cancelled', 2],
+        ]);
+      }
+      expect(log.read(sessionA, 0, 10).map((event) => event.json)).toEqual(desktop.frames);
+    });
+
+    it('still sends an event it could not number, without a seq', () => {
+      const socket = new FakeWsConnection();
+      registry.add(USER, socket);
+      database.close();
+      expect(registry.sendToUser(USER, delta(sessionA, 'still streamed'))).toBe(1);
+      expect(received(socket)[0]).toEqual(delta(sessionA, 'still streamed'));
+      expect(warnings.join('\n')).toMatch(/content_delta of session \d+ was not logged/);
+    });
+  });
+
+  describe('subscribe', () => {
+    it('replays the stored events after `after`, then sends the live ones, each once', () => {
+      for (let i = 1; i <= 5; i++) registry.sendToUser(USER, delta(sessionA, `d${i}`));
+      const socket = new FakeWsConnection();
+      registry.add(USER, socket);
+
+      expect(registry.subscribe(socket, sessionA, 2)).toBe(true);
+      registry.sendToUser(USER, delta(sessionA, 'd6'));
+
+      expect(received(socket).map((event) => [event.seq, event.data.delta])).toEqual([
+        [3, 'd3'],
+        [4, 'd4'],
+        [5, 'd5'],
+        [6, 'd6'],
+      ]);
+    });
+
+    it('replays the whole log without `after`, across replay pages', () => {
+      for (let i = 1; i <= 450; i++) registry.sendToUser(USER, delta(sessionA, `d${i}`));
+      const socket = new FakeWsConnection();
+      registry.add(USER, socket);
+      registry.subscribe(socket, sessionA);
+      expect(received(socket).map((event) => event.seq)).toEqual(Array.from({ length: 450 }, (_, i) => i + 1));
+    });
+
+    it('includes events numbered in the same tick, before the log wrote them', () => {
+      const socket = new FakeWsConnection();
+      registry.add(USER, socket);
+      registry.subscribe(socket, sessionB);
+      registry.sendToUser(USER, delta(sessionA, 'same tick'));
+      registry.subscribe(socket, sessionA);
+      expect(received(socket).map((event) => [event.sessionId, event.seq])).toEqual([[sessionA, 1]]);
+    });
+
+    it('narrows a connection to the sessions it follows; the others keep receiving everything', () => {
+      const webConsole = new FakeWsConnection();
+      const desktop = new FakeWsConnection();
+      registry.add(USER, webConsole);
+      registry.add(USER, desktop);
+      registry.subscribe(webConsole, sessionA, log.lastSeq(sessionA));
+
+      registry.sendToUser(USER, delta(sessionA, 'a'));
+      registry.sendToUser(USER, delta(sessionB, 'b'));
+      registry.sendToUser(USER, createErrorEvent(null, 'of no session', false));
+
+      expect(received(webConsole).map((event) => [event.sessionId, event.type])).toEqual([
+        [sessionA, 'content_delta'],
+        [null, 'error'],
+      ]);
+      expect(received(desktop).map((event) => [event.sessionId, event.type])).toEqual([
+        [sessionA, 'content_delta'],
+        [sessionB, 'content_delta'],
+        [null, 'error'],
+      ]);
+    });
+
+    it('does not offer LOCAL events of other sessions to a narrowed connection', () => {
+      const local = new LocalToolSessionRegistry({ clients: registry });
+      local.bindSession(sessionA, USER);
+      const webConsole = new FakeWsConnection();
+      registry.add(USER, webConsole);
+      registry.subscribe(webConsole, sessionB);
+      expect(local.sendToSession(sessionA, 'ask_user_questions_cancelled', { requestId: 'q1' })).toBe(0);
+      expect(webConsole.frames).toEqual([]);
+      // Still one event of the session: numbered and kept.
+      expect(log.read(sessionA, 0, 10).map((event) => event.seq)).toEqual([1]);
+    });
+
+    it('stops after unsubscribe, and a connection left with no session gets only events of no session', () => {
+      const socket = new FakeWsConnection();
+      registry.add(USER, socket);
+      registry.subscribe(socket, sessionA);
+      expect(registry.unsubscribe(socket, sessionA)).toBe(true);
+      expect(registry.unsubscribe(socket, sessionA)).toBe(false);
+      registry.sendToUser(USER, delta(sessionA, 'a'));
+      registry.sendToUser(USER, createErrorEvent(null, 'of no session', false));
+      expect(received(socket).map((event) => event.sessionId)).toEqual([null]);
+    });
+
+    it('closes a connection that cannot take the replay as too slow, and does not subscribe it', () => {
+      for (let i = 1; i <= 3; i++) registry.sendToUser(USER, delta(sessionA, 'x'.repeat(100)));
+      const limited = new StreamingWsRegistry({ eventLog: log, sendBufferLimitBytes: 150, logger: { warn: () => undefined } });
+      const stalled = new FakeWsConnection();
+      limited.add(USER, stalled);
+      // Whatever it is sent stays queued: the client reads nothing.
+      const send = stalled.send.bind(stalled);
+      stalled.send = (data: string) => {
+        send(data);
+        stalled.bufferedAmount += Buffer.byteLength(data);
+      };
+
+      expect(limited.subscribe(stalled, sessionA)).toBe(false);
+      expect(stalled.frames).toHaveLength(1);
+      expect(stalled.closes).toEqual([{ code: WS_CLOSE_TRY_AGAIN_LATER, reason: SLOW_CLIENT_CLOSE_REASON }]);
+    });
+
+    it('forgets what a connection followed when it is added again', () => {
+      const socket = new FakeWsConnection();
+      registry.add(USER, socket);
+      registry.subscribe(socket, sessionA);
+      registry.add(USER, socket);
+      registry.sendToUser(USER, delta(sessionB, 'b'));
+      expect(received(socket).map((event) => event.sessionId)).toEqual([sessionB]);
+    });
+  });
+});
+
+describe('StreamingWsRegistry without an event log', () => {
+  it('sends events without a seq and narrows a subscribed connection without a replay', () => {
+    const registry = new StreamingWsRegistry();
+    const socket = new FakeWsConnection();
+    registry.add(USER, socket);
+    registry.sendToUser(USER, delta(1, 'before'));
+    registry.subscribe(socket, 2);
+    registry.sendToUser(USER, delta(1, 'other session'));
+    registry.sendToUser(USER, delta(2, 'followed'));
+    expect(received(socket)).toEqual([delta(1, 'before'), delta(2, 'followed')]);
+  });
+});
