@@ -1,9 +1,8 @@
-import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { HttpClient } from './support/http-client';
-import { waitUntil, waitUntilListening, type ServerProcess } from './support/server-process';
+import { spawnServer, waitUntil, waitUntilListening, type ServerProcess } from './support/server-process';
 import { withTimeout } from './support/ws-test-client';
 
 const REPO_ROOT = path.resolve(__dirname, '..');
@@ -32,7 +31,7 @@ describe('the first hour, as the README walks it', () => {
   });
 
   it('runs the tools of the demo script, the MCP example server included, and records their activities', async () => {
-    server = startFromRepoRoot({
+    server = spawnServer({
       PORT: '0',
       HARNESS_DB: path.join(scratch, 'harness.db'),
       HARNESS_WORKSPACE_ROOT: path.join(scratch, 'workspaces'),
@@ -40,7 +39,7 @@ describe('the first hour, as the README walks it', () => {
       // Relative, as in the README: the file and the demo server's path inside it are both
       // taken from the directory the server runs in.
       HARNESS_MCP_CONFIG: './mcp.example.json',
-    });
+    }, REPO_ROOT);
     const api = new HttpClient(await waitUntilListening(server), 'secret-a');
 
     const session = await api.post('/api/sessions', { executionMode: 'CLOUD', permissionLevel: 'FULL', mcpServers: [1] });
@@ -70,20 +69,3 @@ describe('the first hour, as the README walks it', () => {
     expect(server.stderr()).toBe('');
   });
 });
-
-/** `node dist/main.js` in the repository root, as `npm start` runs it, with only the given environment. */
-function startFromRepoRoot(env: Record<string, string>): ServerProcess {
-  const child = spawn(process.execPath, ['dist/main.js'], {
-    cwd: REPO_ROOT,
-    env: { PATH: process.env.PATH ?? '', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-  child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.once('exit', (code, signal) => resolve({ code, signal })),
-  );
-  return { child, stdout: () => stdout, stderr: () => stderr, exited };
-}

@@ -13,9 +13,14 @@ export interface ServerProcess {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-export function spawnServer(env: Record<string, string>): ServerProcess {
+/**
+ * Starts the built server with only the given environment. `cwd` (default: the test's) matters
+ * for relative paths in the configuration, as `npm start` resolves them from the repository root.
+ */
+export function spawnServer(env: Record<string, string>, cwd?: string): ServerProcess {
   // Only what the server needs: no HARNESS_* or LLM_* variables leak in from the test's environment.
   const child = spawn(process.execPath, [MAIN], {
+    cwd,
     env: { PATH: process.env.PATH ?? '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
