@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import { FakeOpenAiProvider } from './support/fake-openai-provider';
 import { HttpClient } from './support/http-client';
 import { openAiConversationProblem } from './support/openai-conversation-rules';
-import { spawnServer, waitUntilListening, type ServerProcess } from './support/server-process';
+import { fileServerEnv, spawnServer, waitUntilListening, type ServerProcess } from './support/server-process';
 import { withTimeout, WsTestClient } from './support/ws-test-client';
 
 const TOKEN = 'crash-token';
@@ -38,16 +38,7 @@ describe('a server killed during a tool round', () => {
 
   const dbFile = () => path.join(scratch, 'harness.db');
   const start = async (): Promise<HttpClient> => {
-    server = spawnServer({
-      PORT: '0',
-      HARNESS_DB: dbFile(),
-      HARNESS_WORKSPACE_ROOT: path.join(scratch, 'workspaces'),
-      HARNESS_TOKENS: `${TOKEN}=1`,
-      LLM_PROTOCOL: 'openai',
-      LLM_BASE_URL: provider.url,
-      LLM_API_KEY: 'sk-fake',
-      LLM_MODEL: 'fake-model',
-    });
+    server = spawnServer(fileServerEnv(scratch, TOKEN, provider.url));
     const url = await waitUntilListening(server);
     const client = await WsTestClient.connect(url, TOKEN);
     clients.push(client);

@@ -4,7 +4,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { FakeOpenAiProvider, Gate } from './support/fake-openai-provider';
 import { HttpClient } from './support/http-client';
-import { spawnServer, waitUntilListening, type ServerProcess } from './support/server-process';
+import { fileServerEnv, spawnServer, waitUntilListening, type ServerProcess } from './support/server-process';
 import { withTimeout, WsTestClient } from './support/ws-test-client';
 
 const TOKEN = 'stop-token';
@@ -32,16 +32,7 @@ describe('a server stopped with SIGTERM mid-run', () => {
   });
 
   it('tells its watchers the run ended, closes their sockets with 1001, and exits with 0', async () => {
-    server = spawnServer({
-      PORT: '0',
-      HARNESS_DB: path.join(scratch, 'harness.db'),
-      HARNESS_WORKSPACE_ROOT: path.join(scratch, 'workspaces'),
-      HARNESS_TOKENS: `${TOKEN}=1`,
-      LLM_PROTOCOL: 'openai',
-      LLM_BASE_URL: provider.url,
-      LLM_API_KEY: 'sk-fake',
-      LLM_MODEL: 'fake-model',
-    });
+    server = spawnServer(fileServerEnv(scratch, TOKEN, provider.url));
     const url = await waitUntilListening(server);
     const api = new HttpClient(url, TOKEN);
     watcher = await WsTestClient.connect(url, TOKEN);

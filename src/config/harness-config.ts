@@ -82,7 +82,7 @@ export function loadHarnessConfig(env: NodeJS.ProcessEnv = process.env): Harness
     },
     toolTimeoutMs: readTimerMilliseconds('HARNESS_TOOL_TIMEOUT_MS', env.HARNESS_TOOL_TIMEOUT_MS, 3_600_000),
     // Unset: the registry's own default (8 MiB).
-    wsSendBufferBytes: nonEmpty(env.HARNESS_WS_SEND_BUFFER_BYTES) === null ? null : readWholeNumber('HARNESS_WS_SEND_BUFFER_BYTES', env.HARNESS_WS_SEND_BUFFER_BYTES, 0, 'bytes', 1),
+    wsSendBufferBytes: readOptionalWholeNumber('HARNESS_WS_SEND_BUFFER_BYTES', env.HARNESS_WS_SEND_BUFFER_BYTES, 'bytes', 1),
     cloudShell: readSwitch('HARNESS_CLOUD_SHELL', env.HARNESS_CLOUD_SHELL),
     shellEnv: readShellEnv(env.HARNESS_SHELL_ENV),
     shellIsolation: readShellIsolation(env.HARNESS_SHELL_ISOLATION),
@@ -124,6 +124,11 @@ function readMilliseconds(variable: string, value: string | undefined, fallback:
 /** Milliseconds for a timer that must fire: 1 or more, and within what `setTimeout` can wait. */
 function readTimerMilliseconds(variable: string, value: string | undefined, fallback: number): number {
   return readWholeNumber(variable, value, fallback, 'milliseconds', 1, MAX_TIMER_MS);
+}
+
+/** A whole number when the variable is set, `null` when it is not (the consumer's own default applies). */
+function readOptionalWholeNumber(variable: string, value: string | undefined, unit: string, min: number): number | null {
+  return nonEmpty(value) === null ? null : readWholeNumber(variable, value, min, unit, min);
 }
 
 function readWholeNumber(

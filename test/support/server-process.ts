@@ -61,3 +61,20 @@ export async function waitUntil(condition: () => Promise<boolean>, description: 
     await new Promise<void>((resolve) => setTimeout(resolve, 20));
   }
 }
+
+/**
+ * The environment of a server process that keeps its database and workspaces in `scratch` (so a
+ * restart finds them again) and talks to an OpenAI-compatible fake model at `providerUrl`.
+ */
+export function fileServerEnv(scratch: string, token: string, providerUrl: string): Record<string, string> {
+  return {
+    PORT: '0',
+    HARNESS_DB: path.join(scratch, 'harness.db'),
+    HARNESS_WORKSPACE_ROOT: path.join(scratch, 'workspaces'),
+    HARNESS_TOKENS: `${token}=1`,
+    LLM_PROTOCOL: 'openai',
+    LLM_BASE_URL: providerUrl,
+    LLM_API_KEY: 'sk-fake',
+    LLM_MODEL: 'fake-model',
+  };
+}
