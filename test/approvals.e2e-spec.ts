@@ -85,7 +85,7 @@ describe('one approval policy in CLOUD mode', () => {
       await client.waitForRunEvent('message_end', executionId);
       expect(fs.readFileSync(proof, 'utf8')).toBe('approved-run\n');
       const resolved = client.events.find((event) => event.type === 'approval_resolved');
-      expect(resolved?.data).toEqual(expect.objectContaining({ requestId: request.data.requestId, outcome: 'approved' }));
+      expect(resolved?.data).toEqual(expect.objectContaining({ requestId: request.data.requestId, outcome: 'approved', executionId }));
       const result = client.events.find((event) => event.type === 'tool_call_result' && event.data.tool_call_id === 'call_shell');
       expect(result?.data.status).toBe('success');
     });

@@ -50,6 +50,15 @@ describe('ApprovalRequests', () => {
     expect(approvals.pending(SESSION)).toEqual([]);
   });
 
+  it('names the run on the resolution, however it is answered', async () => {
+    const { channel, approvals, call } = setup();
+    const pending = approvals.request({ ...call, executionId: 'run-1' });
+    approvals.answer(answer());
+    await pending;
+    expect(channel.ofType('approval_resolved')).toEqual([{ requestId: 'ap-1', outcome: 'approved', executionId: 'run-1' }]);
+    expect(approvals.pending(SESSION)).toEqual([]);
+  });
+
   it('resolves with a denial', async () => {
     const { approvals, call } = setup();
     const pending = approvals.request(call);

@@ -20,6 +20,8 @@ export interface PendingApproval {
   /** The arguments exactly as the model wrote them: what an approval approves. */
   argumentsJson: string;
   reason: string;
+  /** The run the call belongs to, when known: its events carry it, whoever settles the request. */
+  executionId?: string;
   /** Milliseconds since the epoch. */
   createdAt: number;
   expiresAt: number;
@@ -88,7 +90,7 @@ export class ApprovalRequests {
    * client that comes back finds it in the session's event log.
    */
   request(
-    call: { sessionId: number; ownerUserId: number; toolCallId: string; toolName: string; argumentsJson: string; reason: string },
+    call: { sessionId: number; ownerUserId: number; toolCallId: string; toolName: string; argumentsJson: string; reason: string; executionId?: string },
     signal?: AbortSignal,
   ): Promise<ApprovalAnswer> {
     if (signal?.aborted) return Promise.resolve({ outcome: 'withdrawn', message: 'the run was cancelled' });
@@ -108,6 +110,8 @@ export class ApprovalRequests {
         signal?.removeEventListener('abort', onAbort);
         const data: Record<string, unknown> = { requestId: request.requestId, outcome: answer.outcome };
         if (answer.message !== undefined) data.message = answer.message;
+        // An answer arrives outside the run's scope: the run is named here, as on the request.
+        if (request.executionId !== undefined) data.executionId = request.executionId;
         this.channel.sendToSession(request.sessionId, 'approval_resolved', data);
         resolve(answer);
       };

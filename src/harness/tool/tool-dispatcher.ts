@@ -359,7 +359,15 @@ export class ToolDispatcher implements ToolInvocationDispatcher {
       return errorOutput(`'${toolName}' needs approval (${reason}), and this server has no way to ask for it; the call did not run`);
     }
     const answer = await this.approvals.request(
-      { sessionId, ownerUserId: userId, toolCallId: invocation.callId, toolName, argumentsJson: invocation.argumentsJson, reason },
+      {
+        sessionId,
+        ownerUserId: userId,
+        toolCallId: invocation.callId,
+        toolName,
+        argumentsJson: invocation.argumentsJson,
+        reason,
+        ...(invocation.executionId ? { executionId: invocation.executionId } : {}),
+      },
       ToolCallContext.signal() ?? invocation.signal,
     );
     return answer.outcome === 'approved' ? null : errorOutput(refusalMessage(toolName, reason, answer));
