@@ -3,14 +3,18 @@ import { ApiError } from '../api/harness-api';
 import type { SessionFeed } from '../state/session-feed';
 
 /** The message box: Send, or Ctrl+Enter (⌘+Enter). One run at a time, so it waits while one goes. */
-export function Composer({ feed, disabled }: { feed: SessionFeed; disabled: boolean }) {
+export function Composer({ feed, disabled, why }: { feed: SessionFeed; disabled: boolean; why: string }) {
   const [text, setText] = useState('');
   const [sending, setSending] = useState(false);
   const [problem, setProblem] = useState<string | null>(null);
 
   const send = async () => {
     const content = text.trim();
-    if (content === '' || disabled || sending) return;
+    if (disabled) {
+      setProblem(why);
+      return;
+    }
+    if (content === '' || sending) return;
     setSending(true);
     setProblem(null);
     try {
@@ -46,7 +50,7 @@ export function Composer({ feed, disabled }: { feed: SessionFeed; disabled: bool
         aria-describedby="message-help"
       />
       <p id="message-help" class="hint">
-        Ctrl+Enter sends. {disabled ? 'You can write while the run goes; send once it has ended.' : ''}
+        Ctrl+Enter sends.
       </p>
       {problem && (
         <p class="problem" role="alert">

@@ -77,7 +77,7 @@ export function SessionPage({ api, socket, sessionId }: { api: HarnessApi; socke
                 <RunView key={run.executionId} run={run} live={index === runs.length - 1} cancelRequested={state.cancelRequested} />
               ))}
             </ol>
-            <Composer feed={feed} disabled={running || state.loading || state.problem !== null} />
+            <Composer feed={feed} disabled={running || state.loading || state.problem !== null} why={composerBlocked(state, running)} />
           </div>
           <ActivityLog activities={state.activities} />
         </div>
@@ -133,6 +133,12 @@ function SessionFacts({ session }: { session: Session }) {
       </div>
     </dl>
   );
+}
+
+function composerBlocked(state: SessionFeed['state'], running: boolean): string {
+  if (state.problem !== null) return 'The session could not be loaded.';
+  if (state.loading) return 'The session is still loading; send once it has.';
+  return running ? 'A run is going: send once it has ended, or cancel it.' : '';
 }
 
 function durationsOf(activities: Activity[]): ReadonlyMap<string, number> {
