@@ -28,6 +28,7 @@ describeInBrowser('the web console in a browser', () => {
   jest.setTimeout(90_000);
   let scratch: string;
   let server: ServerProcess;
+  let serverEnv: Record<string, string>;
   let url: string;
   let api: HttpClient;
   let chromium: Browser;
@@ -42,7 +43,7 @@ describeInBrowser('the web console in a browser', () => {
     fs.writeFileSync(mcpConfig, JSON.stringify(consoleMcpConfig(DEMO_DIR)));
     const script = path.join(scratch, 'scenario.json');
     fs.writeFileSync(script, JSON.stringify(consoleScenario()));
-    server = spawnServer({
+    serverEnv = {
       PORT: '0',
       HARNESS_DB: path.join(scratch, 'harness.db'),
       HARNESS_WORKSPACE_ROOT: path.join(scratch, 'workspaces'),
@@ -51,7 +52,8 @@ describeInBrowser('the web console in a browser', () => {
       HARNESS_CLOUD_SHELL: 'on',
       LLM_PROTOCOL: 'scripted',
       LLM_SCRIPT: script,
-    });
+    };
+    server = spawnServer(serverEnv);
     url = await waitUntilListening(server, 20_000);
     api = new HttpClient(url, TOKEN);
     chromium = await launchChromium();
@@ -280,6 +282,27 @@ describeInBrowser('the web console in a browser', () => {
     expect(await page.getByRole('article', { name: /mcp__content__pixel/ }).count()).toBe(0);
     await page.getByLabel('Filter').fill('shell');
     await waitForText(page.getByRole('status').filter({ hasText: 'tools' }), '1 of');
+  });
+
+  // Last: it restarts the server (same database, same port).
+  it('reconnects after the server restarts and shows how the run it was watching ended', async () => {
+    const { page } = await openSession({ executionMode: 'CLOUD', permissionLevel: 'FULL', mcpServers: [CONSOLE_MCP_SERVER_IDS.slow] });
+    await send(page, `${CONSOLE_MARKERS.slow} Do the long job.`);
+    await waitForText(toolCard(page, 'mcp__slow__work', 1).locator('.tool-status'), 'Running');
+
+    server.child.kill('SIGTERM');
+    expect(await withTimeout(server.exited, 15_000, 'the server did not stop')).toEqual({ code: 0, signal: null });
+    await page.getByRole('status').filter({ hasText: 'Reconnecting…' }).waitFor();
+    server = spawnServer({ ...serverEnv, PORT: String(new URL(url).port) });
+    await waitUntilListening(server, 20_000);
+
+    await page.getByRole('status').filter({ hasText: 'Live' }).waitFor({ timeout: 30_000 });
+    await waitForText(page.locator('.run-end'), 'the server is shutting down');
+    await waitForText(toolCard(page, 'mcp__slow__work', 1).locator('.tool-status'), 'Cancelled');
+    await page.getByRole('status').filter({ hasText: 'Idle' }).waitFor();
+    expect(await textsOf(page.locator('.assistant-message .text'))).toEqual([CONSOLE_TEXTS.slowStart, CONSOLE_TEXTS.slowMain]);
+    // The socket's drop and the reconnection attempts are logged by the browser: expected here.
+    open!.problems.splice(0, open!.problems.length, ...open!.problems.filter((problem) => !/WebSocket|ERR_CONNECTION_REFUSED/.test(problem)));
   });
 });
 

@@ -1,8 +1,9 @@
 import type { EventSocket } from '../api/event-socket';
 import type { HarnessApi } from '../api/harness-api';
-import type { Activity, Session, WsEvent } from '../api/wire';
+import type { Activity, Session, StoredMessage, WsEvent } from '../api/wire';
 import { EMPTY_CONVERSATION, type Conversation } from './conversation';
 import { applyEvent, markInterrupted, startRun, withPrompts } from './conversation-events';
+import { fillFromMessages } from './conversation-history';
 import { EventSequence } from './event-sequence';
 
 /** Everything the session view shows. */
@@ -56,6 +57,8 @@ export class SessionFeed {
   private readonly promptsAsked = new Set<string>();
   /** The session and its messages are loaded: catching up may begin. */
   private ready = false;
+  /** The stored conversation, for the runs the event log does not hold. */
+  private messages: StoredMessage[] = [];
 
   constructor(
     private readonly api: HarnessApi,
@@ -86,6 +89,7 @@ export class SessionFeed {
         this.api.messages(this.sessionId),
         this.api.activities(this.sessionId),
       ]);
+      this.messages = messages;
       this.update({ session, activities, conversation: withPrompts(this.current.conversation, messages) });
       this.ready = true;
       await this.catchUp();
@@ -175,7 +179,11 @@ export class SessionFeed {
     }
     if (this.stopped) return;
     const active = await this.api.isRunActive(this.sessionId);
-    if (!active) this.update({ conversation: markInterrupted(this.current.conversation), cancelRequested: false });
+    // Runs with no events are older than the log (or it dropped them): the stored messages tell them.
+    const activeRun = active ? (this.current.conversation.runs.at(-1)?.executionId ?? null) : null;
+    const conversation = fillFromMessages(this.current.conversation, this.messages, this.current.activities, activeRun);
+    if (active) this.update({ conversation });
+    else this.update({ conversation: markInterrupted(conversation), cancelRequested: false });
     this.following = this.socket.send({ type: 'subscribe', sessionId: this.sessionId, after: this.sequence.lastSeq });
     this.update({ loading: false });
   }
@@ -211,7 +219,10 @@ export class SessionFeed {
     for (const executionId of executionIds) this.promptsAsked.add(executionId);
     this.api
       .messages(this.sessionId)
-      .then((messages) => this.update({ conversation: withPrompts(this.current.conversation, messages) }))
+      .then((messages) => {
+        this.messages = messages;
+        this.update({ conversation: withPrompts(this.current.conversation, messages) });
+      })
       .catch(() => undefined);
   }
 
