@@ -118,14 +118,14 @@ describeInBrowser('the web console in a browser', () => {
     expect(open!.problems.splice(0)).toEqual([expect.stringContaining('401 (Unauthorized)')]);
 
     await signIn(page, TOKEN);
-    expect(await page.evaluate(() => [sessionStorage.length, localStorage.length, document.cookie])).toEqual([1, 0, '']);
+    expect(await page.evaluate('[sessionStorage.length, localStorage.length, document.cookie]')).toEqual([1, 0, '']);
     await page.reload();
     await page.getByRole('heading', { name: 'Sessions', exact: true }).waitFor();
     await page.getByRole('status').filter({ hasText: 'Live' }).waitFor();
 
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByLabel('Token').waitFor();
-    expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
+    expect(await page.evaluate('sessionStorage.length')).toBe(0);
   });
 
   it('starts a session from the form and shows a multi-tool run as it streams, with its image result', async () => {
@@ -156,7 +156,8 @@ describeInBrowser('the web console in a browser', () => {
 
     // The image came as an attachment, fetched with the token and shown from a blob URL.
     const image = toolCard(page, 'mcp__content__pixel').getByRole('img');
-    await page.waitForFunction((element) => element instanceof HTMLImageElement && element.complete && element.naturalWidth === 1, await image.elementHandle());
+    await image.waitFor();
+    await page.waitForFunction('[...document.images].some((image) => image.complete && image.naturalWidth === 1)');
     expect(await image.getAttribute('src')).toMatch(/^blob:/);
     await waitForText(page.locator('.run-end'), 'Finished');
 
@@ -177,7 +178,7 @@ describeInBrowser('the web console in a browser', () => {
     for (const hash of ['#/sessions', `#/sessions/${created.body.id}`, '#/tools', '#/sessions/new']) {
       await page.goto(`${url}/${hash}`);
       await page.locator('h1').waitFor();
-      expect([hash, await page.evaluate(() => document.documentElement.scrollWidth)]).toEqual([hash, 360]);
+      expect([hash, await page.evaluate('document.documentElement.scrollWidth')]).toEqual([hash, 360]);
     }
   });
 
@@ -193,11 +194,9 @@ describeInBrowser('the web console in a browser', () => {
     await page.getByRole('status').filter({ hasText: 'Running' }).waitFor();
     // Progress that arrives after the reload is shown: the page follows the run live again.
     const before = await mainJob.locator('.progress-text').textContent();
-    await page.waitForFunction(
-      (seen) => document.querySelectorAll('.tool-card')[1]?.querySelector('.progress-text')?.textContent !== seen,
-      before,
-      { timeout: BROWSER_WAIT_MS },
-    );
+    await page.waitForFunction(`document.querySelectorAll('.tool-card')[1]?.querySelector('.progress-text')?.textContent !== ${JSON.stringify(before)}`, undefined, {
+      timeout: BROWSER_WAIT_MS,
+    });
     expect(await textsOf(page.locator('.user-message .text'))).toEqual([`${CONSOLE_MARKERS.slow} Do the long job.`]);
     expect(await textsOf(page.locator('.assistant-message .text'))).toEqual([CONSOLE_TEXTS.slowStart, CONSOLE_TEXTS.slowMain]);
     expect(await page.locator('.tool-card').count()).toBe(2);
@@ -238,7 +237,7 @@ describeInBrowser('the web console in a browser', () => {
       const card = toolCard(page, 'shell');
       await waitForText(card.locator('.tool-status'), 'Waiting for approval');
       await page.getByRole('button', { name: 'Go to it' }).click();
-      expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Approve');
+      expect(await page.evaluate('document.activeElement?.textContent')).toBe('Approve');
       await page.keyboard.press('Enter');
 
       await waitForText(card.locator('.approval'), 'Approved');
