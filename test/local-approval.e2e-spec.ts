@@ -37,8 +37,12 @@ describe('LOCAL mode with approval', () => {
     const answer = (request: WsEvent, result: string) =>
       client.send({ type: 'tool_response', sessionId: session.id, requestId: request.data.requestId, result });
 
-    // Round 1: the write needs approval at READ_ONLY, the read does not.
+    // Round 1: the write needs approval at READ_ONLY, the read does not — and the read, after a
+    // write in the same round, is sent only once the write is answered.
     const write1 = await toolRequest('write_file', 0);
+    await client.roundTrip();
+    expect(client.events.some((event) => event.type === 'tool_request' && event.data.toolName === 'read_file')).toBe(false);
+    answer(write1, REJECTED);
     const read1 = await toolRequest('read_file', 0);
     expect(write1.sessionId).toBe(session.id);
     expect(write1.data).toEqual({
@@ -52,7 +56,6 @@ describe('LOCAL mode with approval', () => {
     });
     expect(read1.data).toEqual(expect.objectContaining({ toolName: 'read_file', needApproval: false, dangerReason: null }));
     const sinceRound2 = client.mark();
-    answer(write1, REJECTED);
     answer(read1, 'one\n');
 
     // Round 2: the model sees the rejection exactly; this time the user approves, after raising the level.

@@ -64,6 +64,10 @@ describe('GET /api/tools', () => {
       executor: 'mcp-server',
       serverId: 1,
       originalName: 'echo',
+      title: 'Echo',
+      // The demo server's hints are shown, and marked as coming from a server nobody vouched for.
+      annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
+      trusted: false,
       description: 'Returns the given text unchanged.',
       inputSchema: expect.objectContaining({ type: 'object', properties: expect.objectContaining({ text: expect.any(Object) }) }),
     });

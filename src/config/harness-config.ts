@@ -7,6 +7,7 @@ import { DEFAULT_TOOL_OUTPUT_BUDGET } from '../harness/tool/tool-output-result';
 import { SHELL_ISOLATION_MODES, type ShellIsolationMode } from '../harness/tool/impl/shell-isolation';
 import { ConfigError } from './config-error';
 import { readMcpServers, readScenario } from './config-files';
+import { DEFAULT_APPROVAL_TIMEOUT_MS } from '../harness/tool/approval-requests';
 import { readDbPath, readWorkspaceRoot } from './storage-paths';
 
 export { ConfigError } from './config-error';
@@ -34,6 +35,8 @@ export interface HarnessConfig {
   toolOutput: { maxChars: number; maxErrorChars: number; maxImageBytes: number };
   /** `HARNESS_TOOL_TIMEOUT_MS`: the longest any tool call may take before it is stopped. */
   toolTimeoutMs: number;
+  /** `HARNESS_APPROVAL_TIMEOUT_MS`: how long a call waits for its owner's approval. */
+  approvalTimeoutMs: number;
   /** `HARNESS_WS_SEND_BUFFER_BYTES`: most bytes held unsent for one WebSocket connection. */
   wsSendBufferBytes: number | null;
   cloudShell: boolean;
@@ -81,6 +84,7 @@ export function loadHarnessConfig(env: NodeJS.ProcessEnv = process.env): Harness
       maxImageBytes: readWholeNumber('HARNESS_TOOL_IMAGE_MAX_BYTES', env.HARNESS_TOOL_IMAGE_MAX_BYTES, DEFAULT_TOOL_OUTPUT_BUDGET.maxImageBytes, 'bytes', 0),
     },
     toolTimeoutMs: readTimerMilliseconds('HARNESS_TOOL_TIMEOUT_MS', env.HARNESS_TOOL_TIMEOUT_MS, 3_600_000),
+    approvalTimeoutMs: readTimerMilliseconds('HARNESS_APPROVAL_TIMEOUT_MS', env.HARNESS_APPROVAL_TIMEOUT_MS, DEFAULT_APPROVAL_TIMEOUT_MS),
     // Unset: the registry's own default (8 MiB).
     wsSendBufferBytes: readOptionalWholeNumber('HARNESS_WS_SEND_BUFFER_BYTES', env.HARNESS_WS_SEND_BUFFER_BYTES, 'bytes', 1),
     cloudShell: readSwitch('HARNESS_CLOUD_SHELL', env.HARNESS_CLOUD_SHELL),

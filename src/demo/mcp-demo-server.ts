@@ -23,13 +23,22 @@ export function createDemoMcpServer(): McpServer {
 
   server.registerTool(
     'echo',
-    { description: 'Returns the given text unchanged.', inputSchema: { text: z.string().describe('Text to return') } },
+    {
+      title: 'Echo',
+      description: 'Returns the given text unchanged.',
+      inputSchema: { text: z.string().describe('Text to return') },
+      annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
+    },
     async ({ text }) => ({ content: [{ type: 'text', text }] }),
   );
 
   server.registerTool(
     'fail',
-    { description: 'Always fails, reporting the reason as a tool error.', inputSchema: { reason: z.string().optional() } },
+    {
+      description: 'Always fails, reporting the reason as a tool error.',
+      inputSchema: { reason: z.string().optional() },
+      annotations: { readOnlyHint: true, openWorldHint: false },
+    },
     async ({ reason }) => ({ isError: true, content: [{ type: 'text', text: reason ?? 'failed on purpose' }] }),
   );
 
@@ -39,6 +48,7 @@ export function createDemoMcpServer(): McpServer {
       description: 'Count, sum and mean of a list of numbers.',
       inputSchema: { numbers: z.array(z.number()).describe('The numbers to summarise') },
       outputSchema: { count: z.number(), sum: z.number(), mean: z.number().nullable() },
+      annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
     },
     async ({ numbers }) => {
       const sum = numbers.reduce((total, n) => total + n, 0);

@@ -17,6 +17,7 @@ import { LocalToolSessionRegistry } from './local/local-tool-session-registry';
 import { McpClientManager } from './mcp/mcp-client-manager';
 import type { McpServerConfig } from './mcp/mcp-server-config';
 import { BackgroundTaskManager } from './runtime/background-task-manager';
+import { ApprovalRequests } from './tool/approval-requests';
 import { AskUserQuestionsRegistry } from './tool/ask-user-questions-registry';
 import { DangerAssessor, LlmDangerClassifierModel } from './tool/danger-assessor';
 import { createBuiltinTools } from './tool/impl/builtin-tools';
@@ -99,6 +100,12 @@ function harnessProviders(): Provider[] {
       inject: [LocalToolSessionRegistry, ApprovalRegistry],
     },
     { provide: AskUserQuestionsRegistry, useFactory: () => new AskUserQuestionsRegistry() },
+    {
+      // CLOUD approvals reach the session owner's clients the way questions do (and are logged).
+      provide: ApprovalRequests,
+      useFactory: (localSessions: LocalToolSessionRegistry, config: HarnessConfig) => new ApprovalRequests(localSessions, { timeoutMs: config.approvalTimeoutMs }),
+      inject: [LocalToolSessionRegistry, HARNESS_CONFIG],
+    },
     { provide: OpenAiLlmAdapter, useFactory: () => new OpenAiLlmAdapter() },
     { provide: AnthropicLlmAdapter, useFactory: () => new AnthropicLlmAdapter() },
     { provide: ResponsesLlmAdapter, useFactory: () => new ResponsesLlmAdapter() },
@@ -144,8 +151,10 @@ function harnessProviders(): Provider[] {
         permissionLookup: PermissionLevelLookup,
         backgroundTasks: BackgroundTaskManager,
         attachments: AttachmentStore,
+        approvals: ApprovalRequests,
       ) =>
         new ToolDispatcher({
+          approvals,
           registry,
           localExecutor,
           localSessions,
@@ -167,6 +176,7 @@ function harnessProviders(): Provider[] {
         PERMISSION_LEVEL_LOOKUP,
         BackgroundTaskManager,
         ATTACHMENT_STORE,
+        ApprovalRequests,
       ],
     },
     {

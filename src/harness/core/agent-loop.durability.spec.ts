@@ -2,7 +2,7 @@ import type { ChatMessage, ChatRequest, ChatResponse, LlmModelConfig, StreamChun
 import type { LlmAdapter } from '../llm/llm-adapter';
 import { LlmAnswerTooLargeError } from '../llm/llm-errors';
 import { MISSING_TOOL_RESULT } from '../llm/tool-call-sequence';
-import { BaseTool } from '../tool/tool';
+import { BaseTool, type ToolCapabilities } from '../tool/tool';
 import { ToolDispatcher } from '../tool/tool-dispatcher';
 import { ToolRegistry } from '../tool/tool-registry';
 import type { AgentEventListener } from './agent-event-listener';
@@ -25,6 +25,10 @@ class HeldTool extends BaseTool {
   }
   getInputSchema(): Record<string, unknown> {
     return { type: 'object' };
+  }
+  // Read-only, so the calls of a round run side by side.
+  protected override capabilities(): ToolCapabilities {
+    return { annotations: { readOnlyHint: true } };
   }
   release(): void {
     for (const release of this.releases.values()) release();

@@ -3,13 +3,14 @@ import type { LlmAdapter } from '../llm/llm-adapter';
 import { LlmAnswerTooLargeError } from '../llm/llm-errors';
 import type { Tool } from '../tool/tool';
 import { ToolCallContext } from '../tool/tool-call-context';
-import type { ToolInvocationDispatcher } from '../tool/tool-invocation';
+import type { ToolInvocation, ToolInvocationDispatcher } from '../tool/tool-invocation';
 import type { ToolRegistry } from '../tool/tool-registry';
 import { toToolResultMeta, type ToolResult } from '../tool/tool-result';
 import type { AgentEventListener } from './agent-event-listener';
 import { toolResultMessage, type AgentExecutionContext, type ToolMessageExtras } from './agent-execution-context';
 import type { BackgroundTaskManager, BackgroundTaskResult } from '../runtime/background-task-manager';
 import { ToolCallAccumulator } from './tool-call-accumulator';
+import { RoundSchedule } from './round-schedule';
 import { answerEveryToolCall } from '../llm/tool-call-sequence';
 import { errorMessage } from '../runtime/error-message';
 
@@ -174,10 +175,12 @@ export class AgentLoop {
   }
 
   /**
-   * Runs every call of a round concurrently, each inside `ToolCallContext.run(callId, …)`, and
-   * applies the results in the round's order: to the conversation, to the listener, then to the
-   * store in one batch. On cancellation, calls still running get `TOOL_CANCELLED_RESULT`, so each
-   * call of the stored assistant message still has its tool message.
+   * Runs the calls of a round as their tools allow (`RoundSchedule`): read-only calls together,
+   * any other call after every call before it. Each runs inside `ToolCallContext.run(callId, …)`;
+   * results are applied in the round's order: to the conversation, to the listener, then to the
+   * store in one batch. On cancellation, calls still running or waiting get
+   * `TOOL_CANCELLED_RESULT`, so each call of the stored assistant message still has its tool
+   * message.
    */
   private async executeToolCalls(
     context: AgentExecutionContext,
@@ -187,9 +190,19 @@ export class AgentLoop {
   ): Promise<void> {
     // A run cancelled as the answer ended starts none of its calls.
     const startedAt = performance.now();
+    const schedule = new RoundSchedule();
     const running = toolCalls.map((call) => {
       if (context.isCancelled) return null;
-      const dispatched = ToolCallContext.run(call.id, () => this.dispatchTool(context, call, notify));
+      const invocation = this.invocationFor(context, call, notify);
+      const allowed = context.isToolAllowed(call.function.name);
+      // A refused call runs nothing, so it takes no turn.
+      const concurrency = allowed ? (this.dispatcher.concurrencyOf?.(invocation) ?? 'shared') : 'shared';
+      const dispatched = schedule.add(concurrency, () =>
+        // A call still waiting for its turn when the run is cancelled never starts.
+        context.isCancelled
+          ? Promise.resolve(cancelledResult(call.id, 0))
+          : ToolCallContext.run(call.id, () => this.dispatchTool(call, invocation, allowed)),
+      );
       return trackSettlement(persistence?.saveToolResult ? this.storeOnFinish(context, call, dispatched, persistence) : dispatched);
     });
     const toolMessages: ChatMessage[] = [];
@@ -230,17 +243,21 @@ export class AgentLoop {
    * allowed set is refused here with an error result, and the dispatcher turns a thrown error
    * into one (`Tool execution failed: …`, the content the model has always read).
    */
-  private async dispatchTool(context: AgentExecutionContext, call: ToolCall, notify: Notifier): Promise<ToolResult> {
-    const name = call.function.name;
-    if (!context.isToolAllowed(name)) {
-      const message = `tool '${name}' is not in the allowed tool set`;
+  private async dispatchTool(call: ToolCall, invocation: ToolInvocation, allowed: boolean): Promise<ToolResult> {
+    if (!allowed) {
+      const message = `tool '${call.function.name}' is not in the allowed tool set`;
       // Refused before it ran: it took no time.
       return { callId: call.id, status: 'error', content: `Tool execution failed: ${message}`, errorMessage: message, durationMs: 0 };
     }
-    return this.dispatcher.dispatchInvocation({
+    return this.dispatcher.dispatchInvocation(invocation);
+  }
+
+  /** The call with its whole context, as the dispatcher takes it. */
+  private invocationFor(context: AgentExecutionContext, call: ToolCall, notify: Notifier): ToolInvocation {
+    return {
       callId: call.id,
       executionId: context.executionId,
-      toolName: name,
+      toolName: call.function.name,
       argumentsJson: call.function.arguments,
       executionMode: context.executionMode,
       sessionId: context.sessionId,
@@ -253,7 +270,7 @@ export class AgentLoop {
       // The run's cancellation reaches the tool itself, not only the loop's waiting.
       signal: context.signal,
       onProgress: (progress) => notify('onToolCallProgress', (l) => l.onToolCallProgress?.(call.id, progress)),
-    });
+    };
   }
 
   private async injectBackgroundResults(context: AgentExecutionContext, persistence?: AgentRunPersistence): Promise<void> {

@@ -1,5 +1,5 @@
 import { isPlainObject } from '../tool/tool-arguments';
-import { toolOutput, type ContentAnnotations, type ToolContentPart, type ToolOutput } from '../tool/tool-output';
+import { errorOutput, toolOutput, type ContentAnnotations, type ToolContentPart, type ToolOutput } from '../tool/tool-output';
 
 /**
  * Turns the result of an MCP `tools/call` into a `ToolOutput`: one part per content item, the
@@ -69,7 +69,7 @@ export function mcpCallResultToOutput(result: McpCallResultLike): ToolOutput {
  * `errorMessage` is the message itself.
  */
 export function errorObjectOutput(message: string): ToolOutput {
-  return toolOutput([{ type: 'text', text: JSON.stringify({ error: message }) }], { isError: true, errorMessage: message });
+  return errorOutput(message);
 }
 
 function isTextPart(part: ToolContentPart): part is Extract<ToolContentPart, { type: 'text' }> {

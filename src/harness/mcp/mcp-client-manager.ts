@@ -3,9 +3,10 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ErrorCode, McpError, type Progress } from '@modelcontextprotocol/sdk/types.js';
-import { parseToolArguments } from '../tool/tool-arguments';
+import { isPlainObject, parseToolArguments } from '../tool/tool-arguments';
 import type { ToolCallProgress } from '../tool/tool-call-context';
 import type { ToolOutput } from '../tool/tool-output';
+import type { ToolAnnotations } from '../tool/tool-descriptor';
 import { errorObjectOutput, mcpCallResultToOutput } from './mcp-call-result';
 import { McpConnectError, McpRequestError, UnknownMcpServerError } from './mcp-errors';
 import { connectionLostReason, createMcpHttpTransport } from './mcp-http-transport';
@@ -177,6 +178,8 @@ export class McpClientManager {
             toolName: tool.name,
             description: tool.description ?? tool.title ?? '',
             inputSchema: tool.inputSchema,
+            ...toolPresentation(tool),
+            trusted: server.trusted === true,
           });
         }
         cursor = page.nextCursor;
@@ -487,4 +490,26 @@ function describeCancelReason(reason: unknown): string | null {
   if (name === 'TimeoutError') return "the call's deadline passed";
   if (name === 'AbortError' || typeof message !== 'string' || message === '') return null;
   return message;
+}
+
+/** Longest MCP tool title kept for display. */
+const MAX_TITLE_LENGTH = 200;
+const ANNOTATION_KEYS = ['readOnlyHint', 'destructiveHint', 'idempotentHint', 'openWorldHint'] as const;
+
+/**
+ * The title and annotations a server gave a tool, kept only in their documented shapes: a short
+ * string title (the tool's own or its annotations'), and boolean hints.
+ */
+function toolPresentation(tool: { title?: unknown; annotations?: unknown }): Pick<McpToolRef, 'title' | 'annotations'> {
+  const presentation: Pick<McpToolRef, 'title' | 'annotations'> = {};
+  const annotations = isPlainObject(tool.annotations) ? tool.annotations : {};
+  const title = typeof tool.title === 'string' ? tool.title : annotations.title;
+  if (typeof title === 'string' && title.trim() !== '') presentation.title = title.trim().slice(0, MAX_TITLE_LENGTH);
+  const hints: ToolAnnotations = {};
+  for (const key of ANNOTATION_KEYS) {
+    const value = Object.prototype.hasOwnProperty.call(annotations, key) ? annotations[key] : undefined;
+    if (typeof value === 'boolean') hints[key] = value;
+  }
+  if (Object.keys(hints).length > 0) presentation.annotations = hints;
+  return presentation;
 }

@@ -32,6 +32,11 @@ export interface McpServerConfig {
    * ten times the call timeout).
    */
   maxTotalTimeoutMs?: number;
+  /**
+   * The server's tool annotations (`readOnlyHint`, `destructiveHint`, …) count in approvals and
+   * scheduling. Untrusted (the default), they are shown but never relax a decision.
+   */
+  trusted?: boolean;
 }
 
 /** Server names become part of tool names, so they are kept to what every provider accepts. */
@@ -43,7 +48,7 @@ export const MAX_TIMER_MS = 2 ** 31 - 1;
 const TIMEOUT_FIELDS = ['callTimeoutMs', 'connectTimeoutMs', 'maxTotalTimeoutMs'] as const;
 type TimeoutField = (typeof TIMEOUT_FIELDS)[number];
 
-const COMMON_FIELDS = ['id', 'name', 'type', ...TIMEOUT_FIELDS];
+const COMMON_FIELDS = ['id', 'name', 'type', 'trusted', ...TIMEOUT_FIELDS];
 const STDIO_FIELDS = new Set([...COMMON_FIELDS, 'command', 'args', 'env']);
 const HTTP_FIELDS = new Set([...COMMON_FIELDS, 'url']);
 
@@ -97,7 +102,9 @@ function parseServer(entry: unknown, at: string): McpServerConfig {
   }
   const server: McpServerConfig =
     type === 'stdio' ? parseStdio(id, name, field, at) : { id, name, type, url: parseUrl(field('url'), at) };
-  return { ...server, ...parseTimeouts(field, at) };
+  const trusted = field('trusted');
+  if (trusted !== undefined && typeof trusted !== 'boolean') fail(`${at}.trusted`, `expected true or false, got ${describeType(trusted)}`);
+  return { ...server, ...parseTimeouts(field, at), ...(trusted === true ? { trusted } : {}) };
 }
 
 /** The timeouts the entry sets; fields it leaves out are left out (the manager's defaults apply). */

@@ -3,7 +3,8 @@ import * as path from 'node:path';
 import { callTool } from '../tool/tool';
 import { ToolCallContext } from '../tool/tool-call-context';
 import { McpClientManager } from './mcp-client-manager';
-import { MCP_TOOL_NAME_SEPARATOR, McpToolAdapter, mcpToolName, parseMcpToolName } from './mcp-tool-adapter';
+import { McpToolAdapter } from './mcp-tool-adapter';
+import { MCP_TOOL_NAME_SEPARATOR, mcpToolName, parseMcpToolName } from '../tool/mcp-tool-name';
 import type { McpToolRef } from './mcp-tool-ref';
 import { asToolOutput, outputText } from './testing/tool-output-text';
 

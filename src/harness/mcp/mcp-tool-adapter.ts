@@ -7,26 +7,7 @@ import type { ToolOutput } from '../tool/tool-output';
 import { errorObjectOutput } from './mcp-call-result';
 import type { McpClientManager } from './mcp-client-manager';
 import type { McpToolRef } from './mcp-tool-ref';
-
-/** Separates `mcp`, the server name and the tool name in the name the model sees. */
-export const MCP_TOOL_NAME_SEPARATOR = '__';
-
-/** The name the model calls an MCP tool by: `mcp__<serverName>__<toolName>`. */
-export function mcpToolName(serverName: string, toolName: string): string {
-  return ['mcp', serverName, toolName].join(MCP_TOOL_NAME_SEPARATOR);
-}
-
-/**
- * Reads `mcp__<serverName>__<toolName>` back into its parts; `undefined` for any other name.
- * A naming convention for display and validation only: whether a tool *is* an MCP tool is its
- * descriptor's `source`.
- */
-export function parseMcpToolName(name: string): { serverName: string; toolName: string } | undefined {
-  const parts = name.split(MCP_TOOL_NAME_SEPARATOR);
-  if (parts.length < 3 || parts[0] !== 'mcp' || parts[1] === '') return undefined;
-  const toolName = parts.slice(2).join(MCP_TOOL_NAME_SEPARATOR);
-  return toolName === '' ? undefined : { serverName: parts[1], toolName };
-}
+import { mcpToolName } from '../tool/mcp-tool-name';
 
 /**
  * Offers one tool of an MCP server to the model. With a client manager the server runs it
@@ -83,6 +64,9 @@ export class McpToolAdapter extends BaseTool {
       executor: this.clientManager ? 'mcp-server' : 'desktop',
       serverId: this.ref.serverId,
       originalName: this.ref.toolName,
+      ...(this.ref.title !== undefined ? { title: this.ref.title } : {}),
+      ...(this.ref.annotations !== undefined ? { annotations: { ...this.ref.annotations } } : {}),
+      trusted: this.ref.trusted === true,
     };
   }
 

@@ -25,14 +25,47 @@ describe('ToolDescriptor', () => {
       expect(new PlainTool().getDescriptor()).toEqual({ name: 'plain', source: 'builtin', executor: 'server' });
     });
 
-    it('gives every built-in tool its own name as a server tool', () => {
+    it('gives every built-in tool its own name as a server tool, with a title and annotations', () => {
       for (const tool of createBuiltinTools({ taskStore: new InMemoryTaskStore(), shell: { enabled: false } })) {
-        expect(tool.getDescriptor?.()).toEqual({ name: tool.getName(), source: 'builtin', executor: 'server' });
+        expect(tool.getDescriptor?.()).toEqual(
+          expect.objectContaining({ name: tool.getName(), source: 'builtin', executor: 'server', title: expect.any(String), annotations: expect.any(Object) }),
+        );
       }
+    });
+
+    it('declares what each built-in tool does to the world', () => {
+      const tools = createBuiltinTools({ taskStore: new InMemoryTaskStore(), shell: { enabled: false } });
+      const facts = Object.fromEntries(
+        tools.map((tool) => {
+          const { annotations, writesFiles, runsCommands, serverOnly } = tool.getDescriptor!();
+          return [tool.getName(), { readOnly: annotations?.readOnlyHint === true, writesFiles: writesFiles === true, runsCommands: runsCommands === true, serverOnly: serverOnly === true }];
+        }),
+      );
+      const readOnly = { readOnly: true, writesFiles: false, runsCommands: false, serverOnly: false };
+      expect(facts).toEqual({
+        read_file: readOnly,
+        glob: readOnly,
+        grep: readOnly,
+        write_file: { readOnly: false, writesFiles: true, runsCommands: false, serverOnly: false },
+        edit_file: { readOnly: false, writesFiles: true, runsCommands: false, serverOnly: false },
+        shell: { readOnly: false, writesFiles: false, runsCommands: true, serverOnly: false },
+        task_create: { readOnly: false, writesFiles: false, runsCommands: false, serverOnly: true },
+        task_update: { readOnly: false, writesFiles: false, runsCommands: false, serverOnly: true },
+        task_list: { readOnly: true, writesFiles: false, runsCommands: false, serverOnly: true },
+        task_delete: { readOnly: false, writesFiles: false, runsCommands: false, serverOnly: true },
+        ask_user_questions: readOnly,
+      });
     });
   });
 
   describe('McpToolAdapter', () => {
+    it("carries its server's title, annotations and trust", () => {
+      const trusted = { ...REF, title: 'Search the docs', annotations: { readOnlyHint: true, openWorldHint: false }, trusted: true };
+      expect(new McpToolAdapter(trusted, null).getDescriptor()).toEqual(
+        expect.objectContaining({ title: 'Search the docs', annotations: { readOnlyHint: true, openWorldHint: false }, trusted: true }),
+      );
+    });
+
     it('runs on the MCP server when it has a client manager (CLOUD)', () => {
       const manager = new McpClientManager([]);
       expect(new McpToolAdapter(REF, manager).getDescriptor()).toEqual({
@@ -41,6 +74,7 @@ describe('ToolDescriptor', () => {
         executor: 'mcp-server',
         serverId: 7,
         originalName: 'search',
+        trusted: false,
       });
     });
 
@@ -51,6 +85,7 @@ describe('ToolDescriptor', () => {
         executor: 'desktop',
         serverId: 7,
         originalName: 'search',
+        trusted: false,
       });
     });
   });

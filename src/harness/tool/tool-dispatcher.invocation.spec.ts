@@ -305,7 +305,7 @@ describe('ToolDispatcher.dispatchInvocation', () => {
       ]);
     });
 
-    it('keeps the usual rules for the desktop built-ins and for registered and session tools', async () => {
+    it('runs declared read-only tools unasked and asks for tools that declare nothing', async () => {
       const { dispatcher, requests } = setup();
       for (const toolName of ['read_file', 'glob', 'grep', 'probe', 'session_tool']) {
         await dispatcher.dispatchInvocation(
@@ -316,8 +316,8 @@ describe('ToolDispatcher.dispatchInvocation', () => {
         ['read_file', false],
         ['glob', false],
         ['grep', false],
-        ['probe', false],
-        ['session_tool', false],
+        ['probe', true],
+        ['session_tool', true],
       ]);
     });
 

@@ -5,40 +5,36 @@ import type { LocalToolSessionRegistry } from '../local/local-tool-session-regis
 import type { AskUserQuestionsRegistry } from './ask-user-questions-registry';
 import type { DangerAssessor } from './danger-assessor';
 import { validateAskUserQuestionsArguments } from './ask-user-questions-arguments';
-import { parsePermissionLevel } from './permission-level';
+import { ApprovalPolicy, readShellCommand, type ApprovalQuestion } from './approval-policy';
+import type { ApprovalAnswer, ApprovalRequests } from './approval-requests';
 import { callTool, type Tool, type ToolReturn } from './tool';
 import type { AttachmentStore } from './attachment-store';
-import { isToolOutput } from './tool-output';
+import { errorOutput, isToolOutput } from './tool-output';
 import { budgetResult, resultFromOutput, type ResultStorage, type ToolOutputBudget } from './tool-output-result';
 import { saveFullOutput } from './full-output-file';
 import type { ToolDescriptor } from './tool-descriptor';
+import {
+  ASK_USER_QUESTIONS_TOOL,
+  concurrencyOf,
+  declaredDescriptor,
+  DESKTOP_BUILTIN_TOOLS,
+  SHELL_TOOL,
+  toolFacts,
+  type ToolFacts,
+} from './tool-capabilities';
 import { ToolCallContext } from './tool-call-context';
 import { UnknownToolError } from './tool-errors';
-import type { ToolInvocation } from './tool-invocation';
+import type { ToolConcurrency, ToolInvocation, ToolInvocationDispatcher } from './tool-invocation';
+import { parseToolArguments } from './tool-arguments';
 import type { ToolRegistry } from './tool-registry';
+import { executorFor } from './tool-routing';
 import { normalizeToolResult, type ToolResult } from './tool-result';
 import { errorMessage } from '../runtime/error-message';
 
-/**
- * Tool names with this prefix are MCP tools (`mcp__<server>__<tool>`).
- * Fallback only: whether a tool is an MCP tool is a fact of its descriptor (`source: 'mcp'`);
- * the prefix test covers tools without one. Do not add new consumers.
- */
-export const MCP_TOOL_PREFIX = 'mcp__';
+export { ASK_USER_QUESTIONS_TOOL, DESKTOP_BUILTIN_TOOLS, SERVER_ONLY_TOOLS, SHELL_TOOL, WRITE_TOOLS } from './tool-capabilities';
+export { MCP_TOOL_PREFIX } from './mcp-tool-name';
 
-/** Tools that run on the server whatever the execution mode: the session's todo list lives there. */
-export const SERVER_ONLY_TOOLS: ReadonlySet<string> = new Set(['task_create', 'task_update', 'task_list', 'task_delete']);
-
-/** Tools that change files. */
-export const WRITE_TOOLS: ReadonlySet<string> = new Set(['write_file', 'edit_file']);
-
-export const ASK_USER_QUESTIONS_TOOL = 'ask_user_questions';
-export const SHELL_TOOL = 'shell';
-
-/** The built-in tools a desktop client runs in LOCAL mode, known by name even where not registered. */
-export const DESKTOP_BUILTIN_TOOLS: ReadonlySet<string> = new Set(['read_file', 'write_file', 'edit_file', 'glob', 'grep', SHELL_TOOL]);
-
-/** Whether a call needs the user's approval before it runs, and why. */
+/** Whether a call needs the user's approval before it runs, and why (the legacy shape). */
 export interface ApprovalDecision {
   required: boolean;
   reason: string | null;
@@ -57,6 +53,8 @@ export interface ToolDispatcherDeps {
   dangerAssessor?: DangerAssessor | null;
   permissionLookup?: PermissionLevelLookup | null;
   backgroundTasks?: BackgroundTaskManager | null;
+  /** Where calls that run on the server wait for their owner's approval; without it they cannot ask. */
+  approvals?: ApprovalRequests | null;
   /** How long `ask_user_questions` waits for an answer (default 10 minutes). */
   askTimeoutMs?: number;
   /**
@@ -75,32 +73,47 @@ export interface ToolDispatcherDeps {
 
 const NO_QUESTION_CLIENT = JSON.stringify({ error: 'No connected client to receive questions' });
 
-/** What a tool without a descriptor (or with no instance here, e.g. a desktop tool) is taken for. */
-function defaultDescriptor(toolName: string): ToolDescriptor {
-  return { name: toolName, source: 'builtin', executor: 'server' };
+/**
+ * Which way a call goes: `session`, the full path (approvals, LOCAL routing, special tools), or
+ * `registry`, the legacy light forms of `dispatch` that run a registry tool with no session.
+ */
+type DispatchPath = 'session' | 'registry';
+
+/** A call's result, and what it threw when it threw (the legacy entry throws it again). */
+interface Settled {
+  result: ToolResult;
+  failure?: { error: unknown };
+}
+
+/** A call with everything known about its tool, settled once. */
+interface ResolvedCall {
+  invocation: ToolInvocation;
+  /** The instance the name resolves to here (registry first, then the session's tools). */
+  tool: Tool | undefined;
+  /** Its descriptor, when it has one. */
+  descriptor: ToolDescriptor | undefined;
+  facts: ToolFacts;
 }
 
 /**
  * The single policy centre for tool calls: where a call runs (server, desktop, MCP server),
- * whether it needs approval, and the special cases (`ask_user_questions`, server-only tools,
- * background shell on the desktop).
+ * whether it runs, waits for approval or is refused (`approval-policy.ts`), and the special
+ * cases (`ask_user_questions`, server-only tools, background shell on the desktop). Every entry
+ * builds a `ToolInvocation` and every path below takes it whole.
  */
-export class ToolDispatcher {
+export class ToolDispatcher implements ToolInvocationDispatcher {
   private readonly registry: ToolRegistry;
   private readonly localExecutor: LocalToolExecutor | null;
   private readonly localSessions: LocalToolSessionRegistry | null;
   private readonly askUserQuestions: AskUserQuestionsRegistry | null;
-  private readonly dangerAssessor: DangerAssessor | null;
+  private readonly policy: ApprovalPolicy;
   private readonly permissionLookup: PermissionLevelLookup | null;
   private readonly backgroundTasks: BackgroundTaskManager | null;
+  private readonly approvals: ApprovalRequests | null;
   private readonly askTimeoutMs: number;
   private readonly callTimeoutMs: number | null;
   private readonly attachments: AttachmentStore | null;
   private readonly outputBudget: ToolOutputBudget | null;
-  /** Invocations built by the light legacy forms, which take the registry-only cloud path. */
-  private readonly lightInvocations = new WeakSet<ToolInvocation>();
-  /** What a failed call threw, so the legacy entry can throw it again. */
-  private readonly thrown = new WeakMap<ToolResult, unknown>();
   /** A clock for `durationMs`; injectable for tests. */
   private readonly now: () => number;
 
@@ -109,9 +122,10 @@ export class ToolDispatcher {
     this.localExecutor = deps.localExecutor ?? null;
     this.localSessions = deps.localSessions ?? null;
     this.askUserQuestions = deps.askUserQuestions ?? null;
-    this.dangerAssessor = deps.dangerAssessor ?? null;
+    this.policy = new ApprovalPolicy(deps.dangerAssessor ?? null);
     this.permissionLookup = deps.permissionLookup ?? null;
     this.backgroundTasks = deps.backgroundTasks ?? null;
+    this.approvals = deps.approvals ?? null;
     this.askTimeoutMs = deps.askTimeoutMs ?? 10 * 60_000;
     this.callTimeoutMs = deps.callTimeoutMs ?? null;
     this.attachments = deps.attachments ?? null;
@@ -120,22 +134,124 @@ export class ToolDispatcher {
   }
 
   /**
-   * The entry for every tool call: resolves the tool's descriptor, dispatches the call (the
-   * branches of `dispatchFull`, or the light cloud path for invocations from the legacy light
-   * forms) and normalizes what the tool returned. Never throws: an exception becomes an `error`
-   * result whose content is what the agent loop used to make of it, `Tool execution failed: …`.
+   * The entry for every tool call: resolves the tool and its descriptor, dispatches the call and
+   * normalizes what the tool returned. Never throws: an exception becomes an `error` result whose
+   * content is what the agent loop used to make of it, `Tool execution failed: …`.
    */
   async dispatchInvocation(invocation: ToolInvocation): Promise<ToolResult> {
-    // A call that can be cancelled or watched runs in its scope, so the tool reads its signal
-    // and reports progress; one that cannot (the legacy entry) takes the path it always took.
+    return (await this.settle(invocation, 'session')).result;
+  }
+
+  /** How the call may overlap the other calls of its round: read-only calls share, others wait. */
+  concurrencyOf(invocation: ToolInvocation): ToolConcurrency {
+    return concurrencyOf(this.resolve(invocation).facts);
+  }
+
+  /**
+   * Legacy entry with ten positional parameters whose meaning depends on how many are given:
+   *
+   * | n   | meaning |
+   * |-----|---------|
+   * | ≤2  | `(name, args)` — cloud, no workspace |
+   * | 3   | `(name, args, workspace)` — cloud |
+   * | 5   | `(name, args, mode, sessionId, workspace)` |
+   * | 7   | `(name, args, mode, sessionId, workspace, permissionLevel, modelConfig)` |
+   * | 8   | `(name, args, mode, sessionId, userId, workspace, permissionLevel, modelConfig)` |
+   * | 9   | `…, sessionTools)` |
+   * | 10  | `…, sessionTools, executionUserId)` |
+   *
+   * 4 and 6 are read as the widest form. Rejects with `UnknownToolError` for a tool it cannot find
+   * in CLOUD mode, and with whatever a tool threw.
+   *
+   * Compatibility entry: it builds a `ToolInvocation` and takes the path of `dispatchInvocation`
+   * (the light forms, ≤3 parameters, the registry-only path). Production code calls
+   * `dispatchInvocation`.
+   */
+  dispatch(
+    toolName: string,
+    argumentsJson: string,
+    a?: unknown,
+    b?: unknown,
+    c?: unknown,
+    d?: unknown,
+    e?: unknown,
+    f?: unknown,
+    g?: unknown,
+    h?: unknown,
+  ): Promise<string> {
+    const invocation = legacyInvocation(arguments.length, toolName, argumentsJson, [a, b, c, d, e, f, g, h]);
+    return this.settle(invocation, arguments.length <= 3 ? 'registry' : 'session').then(({ result, failure }) => {
+      if (failure) throw failure.error;
+      return result.content;
+    });
+  }
+
+  /** Legacy: the light cloud path — the registry only, no session. */
+  async dispatchCloud(toolName: string, argumentsJson: string, workspace: string | null): Promise<ToolReturn> {
+    return this.runRegistryTool({ ...legacyInvocation(2, toolName, argumentsJson, []), workspace });
+  }
+
+  /** Legacy: the full path with positional parameters; `descriptor` replaces the tool's own. */
+  async dispatchFull(
+    toolName: string,
+    argumentsJson: string,
+    executionMode: string | null,
+    sessionId: number | null,
+    userId: number | null,
+    workspace: string | null,
+    permissionLevel: string | null,
+    modelConfig: LlmModelConfig | null,
+    sessionTools: Tool[] | null,
+    executionUserId: number | null,
+    descriptor?: ToolDescriptor,
+  ): Promise<ToolReturn> {
+    const invocation: ToolInvocation = {
+      callId: '',
+      toolName,
+      argumentsJson,
+      executionMode,
+      sessionId,
+      userId,
+      executionUserId,
+      workspace,
+      permissionLevel,
+      modelConfig,
+      sessionTools,
+    };
+    const call = this.resolve(invocation);
+    return this.route(descriptor === undefined ? call : { ...call, descriptor, facts: toolFacts(descriptor, toolName) });
+  }
+
+  /**
+   * Legacy: whether a call that the desktop runs needs the user's approval at a level (the LOCAL
+   * rows of the policy). An unknown or missing level is READ_ONLY.
+   */
+  async shouldRequireApproval(
+    descriptor: ToolDescriptor,
+    toolName: string,
+    level: string | null,
+    argumentsJson: string,
+    modelConfig: LlmModelConfig | null,
+  ): Promise<ApprovalDecision> {
+    const question: ApprovalQuestion = { toolName, executionMode: 'LOCAL', permissionLevel: level, facts: toolFacts(descriptor, toolName), known: true };
+    const verdict = await this.policy.decide(question, argumentsJson, modelConfig);
+    return verdict.action === 'run' ? { required: false, reason: null } : { required: true, reason: verdict.reason };
+  }
+
+  /**
+   * Runs the call with its signal and deadline when it has them: a call that can be cancelled or
+   * watched runs in its `ToolCallContext` scope, so the tool reads its signal and reports
+   * progress; one that cannot (the legacy entry) takes the path it always took.
+   */
+  private async settle(invocation: ToolInvocation, path: DispatchPath): Promise<Settled> {
     if (invocation.signal === undefined && invocation.onProgress === undefined && this.callTimeoutMs === null) {
-      return this.execute(invocation);
+      return this.execute(invocation, path);
     }
     const signal = this.callSignal(invocation.signal);
     const scope = { callId: invocation.callId, signal, onProgress: invocation.onProgress };
     const started = this.now();
     // A call whose run was cancelled before it started runs nothing.
-    const execution = signal?.aborted ? null : ToolCallContext.runScope(scope, () => this.execute(invocation));
+    const execution = signal?.aborted ? null : ToolCallContext.runScope(scope, () => this.execute(invocation, path));
     const stopped = execution === null ? signal?.reason : await untilAborted(execution, signal);
     if (execution !== null && stopped === null) return execution;
     // The tool is told (its signal fired) but not waited for: a tool that ignores its signal
@@ -145,7 +261,23 @@ export class ToolDispatcher {
       (stopped as { name?: unknown } | undefined)?.name === 'TimeoutError'
         ? `the tool did not finish within ${this.callTimeoutMs} ms`
         : 'the run was cancelled before the tool finished';
-    return { callId: invocation.callId, status: 'error', content: `Tool execution failed: ${message}`, errorMessage: message, durationMs: elapsed(started, this.now()) };
+    return {
+      result: { callId: invocation.callId, status: 'error', content: `Tool execution failed: ${message}`, errorMessage: message, durationMs: elapsed(started, this.now()) },
+    };
+  }
+
+  private async execute(invocation: ToolInvocation, path: DispatchPath): Promise<Settled> {
+    const started = this.now();
+    try {
+      const raw = path === 'registry' ? await this.runRegistryTool(invocation) : await this.route(this.resolve(invocation));
+      return { result: await this.toResult(invocation, raw, elapsed(started, this.now())) };
+    } catch (error) {
+      const message = errorMessage(error);
+      return {
+        result: { callId: invocation.callId, status: 'error', content: 'Tool execution failed: ' + message, errorMessage: message, durationMs: elapsed(started, this.now()) },
+        failure: { error },
+      };
+    }
   }
 
   /**
@@ -175,210 +307,105 @@ export class ToolDispatcher {
     return runSignal ? AbortSignal.any([runSignal, deadline]) : deadline;
   }
 
-  private async execute(invocation: ToolInvocation): Promise<ToolResult> {
-    const started = this.now();
-    try {
-      const raw = this.lightInvocations.has(invocation)
-        ? await this.dispatchCloud(invocation.toolName, invocation.argumentsJson, invocation.workspace)
-        : await this.dispatchFull(
-            invocation.toolName,
-            invocation.argumentsJson,
-            invocation.executionMode,
-            invocation.sessionId,
-            invocation.userId,
-            invocation.workspace,
-            invocation.permissionLevel,
-            invocation.modelConfig,
-            invocation.sessionTools,
-            invocation.executionUserId,
-            this.resolveDescriptor(invocation.toolName, invocation.sessionTools),
-          );
-      return await this.toResult(invocation, raw, elapsed(started, this.now()));
-    } catch (error) {
-      const message = errorMessage(error);
-      const result: ToolResult = {
-        callId: invocation.callId,
-        status: 'error',
-        content: 'Tool execution failed: ' + message,
-        errorMessage: message,
-        durationMs: elapsed(started, this.now()),
-      };
-      this.thrown.set(result, error);
-      return result;
-    }
+  /**
+   * The tool a name resolves to — the registry first, then the session's tools, looked up in
+   * that order by every path — with its descriptor and the facts the policy reads.
+   */
+  private resolve(invocation: ToolInvocation): ResolvedCall {
+    const tool = this.registry.get(invocation.toolName) ?? findSessionTool(invocation.sessionTools, invocation.toolName);
+    const descriptor = declaredDescriptor(tool);
+    return { invocation, tool, descriptor, facts: toolFacts(descriptor, invocation.toolName) };
+  }
+
+  /** The full path: `ask_user_questions`, then wherever `executorFor` says the call runs. */
+  private async route(call: ResolvedCall): Promise<ToolReturn> {
+    const { invocation } = call;
+    if (invocation.toolName === ASK_USER_QUESTIONS_TOOL) return this.askUser(invocation);
+    const executor = executorFor(call.descriptor, invocation.toolName, invocation.executionMode);
+    if (invocation.executionMode === 'LOCAL' && executor === 'desktop') return this.runOnDesktop(call);
+    return this.runHere(call);
   }
 
   /**
-   * Legacy entry with ten positional parameters whose meaning depends on how many are given:
-   *
-   * | n   | meaning |
-   * |-----|---------|
-   * | ≤2  | `(name, args)` — cloud, no workspace |
-   * | 3   | `(name, args, workspace)` — cloud |
-   * | 5   | `(name, args, mode, sessionId, workspace)` |
-   * | 7   | `(name, args, mode, sessionId, workspace, permissionLevel, modelConfig)` |
-   * | 8   | `(name, args, mode, sessionId, userId, workspace, permissionLevel, modelConfig)` |
-   * | 9   | `…, sessionTools)` |
-   * | 10  | `…, sessionTools, executionUserId)` |
-   *
-   * 4 and 6 are read as the widest form. Rejects with `UnknownToolError` for a tool it cannot find
-   * in CLOUD mode, and with whatever a tool threw.
-   *
-   * Compatibility entry: it builds a `ToolInvocation` and forwards to `dispatchInvocation`, so every
-   * call takes one path. Production code calls `dispatchInvocation`.
+   * A call this server runs (itself or through an MCP server), under the policy: it runs, waits
+   * for the owner's approval (`approval_request`), or is refused with an error result.
    */
-  dispatch(
-    toolName: string,
-    argumentsJson: string,
-    a?: unknown,
-    b?: unknown,
-    c?: unknown,
-    d?: unknown,
-    e?: unknown,
-    f?: unknown,
-    g?: unknown,
-    h?: unknown,
-  ): Promise<string> {
-    const invocation = legacyInvocation(arguments.length, toolName, argumentsJson, [a, b, c, d, e, f, g, h]);
-    if (arguments.length <= 3) this.lightInvocations.add(invocation);
-    return this.dispatchInvocation(invocation).then((result) => {
-      if (this.thrown.has(result)) throw this.thrown.get(result);
-      return result.content;
-    });
+  private async runHere(call: ResolvedCall): Promise<ToolReturn> {
+    const { invocation, tool } = call;
+    if (!tool) throw new UnknownToolError(invocation.toolName);
+    const verdict = await this.policy.decide(this.question(call, true), invocation.argumentsJson, invocation.modelConfig);
+    if (verdict.action === 'refuse') return errorOutput(verdict.reason);
+    if (verdict.action === 'ask') {
+      const refused = await this.askApproval(invocation, verdict.reason);
+      if (refused !== null) return refused;
+    }
+    return callTool(tool, invocation.argumentsJson, invocation.sessionId, invocation.executionUserId ?? invocation.userId, invocation.workspace);
   }
 
-  /** The light cloud path: the registry only, no session. */
-  async dispatchCloud(toolName: string, argumentsJson: string, workspace: string | null): Promise<ToolReturn> {
-    const tool = this.registry.get(toolName);
-    if (!tool) throw new UnknownToolError(toolName);
-    return callTool(tool, argumentsJson, undefined, undefined, workspace ?? undefined);
-  }
-
-  /** The full path, checked in order: ask_user_questions, server-only tools, LOCAL, CLOUD. */
-  async dispatchFull(
-    toolName: string,
-    argumentsJson: string,
-    executionMode: string | null,
-    sessionId: number | null,
-    userId: number | null,
-    workspace: string | null,
-    permissionLevel: string | null,
-    modelConfig: LlmModelConfig | null,
-    sessionTools: Tool[] | null,
-    executionUserId: number | null,
-    descriptor: ToolDescriptor = this.resolveDescriptor(toolName, sessionTools),
-  ): Promise<ToolReturn> {
-    const runAs = executionUserId ?? userId;
-    if (toolName === ASK_USER_QUESTIONS_TOOL) {
-      return this.askUser(sessionId, argumentsJson);
-    }
-    if (SERVER_ONLY_TOOLS.has(toolName)) {
-      const tool = this.registry.get(toolName);
-      if (!tool) throw new UnknownToolError(toolName);
-      return callTool(tool, argumentsJson, sessionId, runAs, workspace);
-    }
-    if (executionMode === 'LOCAL') {
-      const known = DESKTOP_BUILTIN_TOOLS.has(toolName) || this.registry.get(toolName) !== undefined || findSessionTool(sessionTools, toolName) !== undefined;
-      return this.dispatchLocal(descriptor, known, toolName, argumentsJson, sessionId, workspace, permissionLevel, modelConfig);
-    }
-    const tool = this.registry.get(toolName) ?? findSessionTool(sessionTools, toolName);
-    if (!tool) throw new UnknownToolError(toolName);
-    return callTool(tool, argumentsJson, sessionId, runAs, workspace);
+  /** The legacy light forms: a registry tool, with at most a workspace. */
+  private async runRegistryTool(invocation: ToolInvocation): Promise<ToolReturn> {
+    const tool = this.registry.get(invocation.toolName);
+    if (!tool) throw new UnknownToolError(invocation.toolName);
+    return callTool(tool, invocation.argumentsJson, undefined, undefined, invocation.workspace ?? undefined);
   }
 
   /**
-   * Whether a call needs the user's approval at a permission level. An unknown or missing level
-   * is READ_ONLY. A tool is an MCP tool when its descriptor says so (`source: 'mcp'`), whatever
-   * its name; the `mcp__` prefix is the fallback for tools without a descriptor. At SMART a shell
-   * command is judged by the danger assessor; without a model configuration, or when the assessor
-   * fails, it needs approval.
+   * Offers the call to its owner and waits; `null` when approved, else the error result the model
+   * reads (denied, no answer in time, nobody to ask, the run cancelled).
    */
-  async shouldRequireApproval(
-    descriptor: ToolDescriptor,
-    toolName: string,
-    level: string | null,
-    argumentsJson: string,
-    modelConfig: LlmModelConfig | null,
-  ): Promise<ApprovalDecision> {
-    // The descriptor is the fact; the name prefix is the fallback for tools that have none.
-    const isMcpTool = descriptor.source === 'mcp' || toolName.startsWith(MCP_TOOL_PREFIX);
-    const isShell = toolName === SHELL_TOOL;
-    switch (parsePermissionLevel(level)) {
-      case 'FULL':
-        return { required: false, reason: null };
-      case 'READ_WRITE':
-        if (isShell) return { required: true, reason: 'Shell commands need approval at READ_WRITE' };
-        if (isMcpTool) return { required: true, reason: 'MCP tools need approval at READ_WRITE' };
-        return { required: false, reason: null };
-      case 'SMART': {
-        if (isMcpTool) return { required: true, reason: 'MCP tools are not assessed automatically and need approval' };
-        if (!isShell) return { required: false, reason: null };
-        const command = readShellCommand(argumentsJson);
-        if (command === null) return { required: true, reason: 'The shell command could not be read' };
-        if (!this.dangerAssessor) return { required: true, reason: 'No assessor is configured for shell commands' };
-        const verdict = await this.dangerAssessor.assess(command, modelConfig);
-        return verdict.dangerous ? { required: true, reason: verdict.reason } : { required: false, reason: null };
-      }
-      case 'READ_ONLY':
-      default:
-        if (isShell) return { required: true, reason: 'Shell commands need approval at READ_ONLY' };
-        if (WRITE_TOOLS.has(toolName)) return { required: true, reason: 'File changes need approval at READ_ONLY' };
-        if (isMcpTool) return { required: true, reason: 'MCP tools need approval at READ_ONLY' };
-        return { required: false, reason: null };
+  private async askApproval(invocation: ToolInvocation, reason: string): Promise<ToolReturn | null> {
+    const { toolName, sessionId, userId } = invocation;
+    if (!this.approvals || sessionId === null || userId === null) {
+      return errorOutput(`'${toolName}' needs approval (${reason}), and this server has no way to ask for it; the call did not run`);
     }
+    const answer = await this.approvals.request(
+      { sessionId, ownerUserId: userId, toolCallId: invocation.callId, toolName, argumentsJson: invocation.argumentsJson, reason },
+      ToolCallContext.signal() ?? invocation.signal,
+    );
+    return answer.outcome === 'approved' ? null : errorOutput(refusalMessage(toolName, reason, answer));
   }
 
   /**
-   * The descriptor of the tool a name resolves to: the registry first, then the session's tools
-   * (as the CLOUD path looks them up), asking the instance when it can describe itself. A name
-   * with no instance here — the usual case for desktop tools in LOCAL mode — or an instance
-   * without `getDescriptor` is taken for a built-in server tool.
+   * A call the desktop runs (LOCAL), sent with the approval its level asks for: the desktop asks
+   * the person. An async shell command runs there as a background task.
    */
-  private resolveDescriptor(toolName: string, sessionTools: Tool[] | null): ToolDescriptor {
-    const tool = this.registry.get(toolName) ?? findSessionTool(sessionTools, toolName);
-    if (tool && typeof tool.getDescriptor === 'function') return tool.getDescriptor();
-    return defaultDescriptor(toolName);
-  }
-
-  /**
-   * A LOCAL call goes to the desktop with the approval its level asks for. A name the server
-   * knows nothing about (no built-in, registered or session tool) needs approval below FULL: the
-   * desktop might run a tool of that name, and nothing here can say what it does.
-   */
-  private async dispatchLocal(
-    descriptor: ToolDescriptor,
-    known: boolean,
-    toolName: string,
-    argumentsJson: string,
-    sessionId: number | null,
-    workspace: string | null,
-    permissionLevel: string | null,
-    modelConfig: LlmModelConfig | null,
-  ): Promise<string> {
-    if (!this.localExecutor) {
-      return JSON.stringify({ error: 'LOCAL execution is not available on this server' });
-    }
-    if (sessionId == null) {
-      return JSON.stringify({ error: `LOCAL tool '${toolName}' needs a session` });
-    }
-    // The user may change the level mid-run; the stored level wins over the one the run started with.
-    const currentLevel = this.permissionLookup?.getPermissionLevel(sessionId) ?? permissionLevel;
-    const approval: ApprovalDecision = !known && parsePermissionLevel(currentLevel) !== 'FULL'
-      ? { required: true, reason: `'${toolName}' is not a tool this server knows; the desktop would run it unchecked` }
-      : await this.shouldRequireApproval(descriptor, toolName, currentLevel, argumentsJson, modelConfig);
+  private async runOnDesktop(call: ResolvedCall): Promise<ToolReturn> {
+    const { invocation } = call;
+    const { toolName, argumentsJson, sessionId, workspace } = invocation;
+    if (!this.localExecutor) return JSON.stringify({ error: 'LOCAL execution is not available on this server' });
+    if (sessionId == null) return JSON.stringify({ error: `LOCAL tool '${toolName}' needs a session` });
+    const verdict = await this.policy.decide(this.question(call, call.tool !== undefined || DESKTOP_BUILTIN_TOOLS.has(toolName)), argumentsJson, invocation.modelConfig);
+    if (verdict.action === 'refuse') return errorOutput(verdict.reason);
+    const needApproval = verdict.action === 'ask';
+    const reason = verdict.action === 'ask' ? verdict.reason : null;
+    const work = (): Promise<string> => this.localExecutor!.execute(sessionId, toolName, argumentsJson, workspace, needApproval, reason);
     if (toolName === SHELL_TOOL && this.backgroundTasks && isAsyncShell(argumentsJson)) {
-      const work = this.localExecutor.execute(sessionId, toolName, argumentsJson, workspace, approval.required, approval.reason);
-      const taskId = this.backgroundTasks.start(sessionId, `shell: ${readShellCommand(argumentsJson) ?? ''}`, work);
+      const taskId = this.backgroundTasks.start(sessionId, `shell: ${readShellCommand(argumentsJson) ?? ''}`, work());
       return JSON.stringify({
         status: 'started',
         task_id: taskId,
         message: 'The command runs on the desktop in the background; its result arrives with the next round.',
       });
     }
-    return this.localExecutor.execute(sessionId, toolName, argumentsJson, workspace, approval.required, approval.reason);
+    return work();
   }
 
-  private async askUser(sessionId: number | null, argumentsJson: string): Promise<string> {
+  /** The policy's question for a call, at the session's level as it is now. */
+  private question(call: ResolvedCall, known: boolean): ApprovalQuestion {
+    const { invocation } = call;
+    // The user may change the level mid-run; the stored level wins over the one the run started with.
+    const stored = invocation.sessionId === null ? null : this.permissionLookup?.getPermissionLevel(invocation.sessionId);
+    return {
+      toolName: invocation.toolName,
+      executionMode: invocation.executionMode,
+      permissionLevel: stored ?? invocation.permissionLevel,
+      facts: call.facts,
+      known,
+    };
+  }
+
+  private async askUser(invocation: ToolInvocation): Promise<string> {
+    const { sessionId, argumentsJson } = invocation;
     const parsed = validateAskUserQuestionsArguments(argumentsJson);
     if (!parsed.ok) return JSON.stringify({ error: parsed.error });
     const sessions = this.localSessions;
@@ -411,6 +438,21 @@ export class ToolDispatcher {
   }
 }
 
+/** What the model reads when an asked call does not run. */
+function refusalMessage(toolName: string, reason: string, answer: ApprovalAnswer): string {
+  const said = answer.message ? `: ${answer.message}` : '';
+  switch (answer.outcome) {
+    case 'denied':
+      return `The user denied the call to '${toolName}'${said}`;
+    case 'expired':
+      return `'${toolName}' needed approval (${reason}) and got no answer in time; the call did not run`;
+    case 'withdrawn':
+      return `The approval request for '${toolName}' was withdrawn${said}; the call did not run`;
+    default:
+      return `'${toolName}' needs approval (${reason}), and no client of the session's owner is connected to approve it; the call did not run`;
+  }
+}
+
 /**
  * Reads the legacy positional parameters by count (see `ToolDispatcher.dispatch`) into an
  * invocation. The legacy entry has no call id.
@@ -432,25 +474,25 @@ function legacyInvocation(n: number, toolName: string, argumentsJson: string, re
   };
   if (n <= 2) return invocation;
   if (n === 3) return { ...invocation, workspace: a as string | null };
-  if (n === 5) return { ...invocation, executionMode: a as string | null, sessionId: b as number | null, workspace: c as string | null };
+  if (n === 5) return { ...invocation, executionMode: (a as string | null | undefined) ?? null, sessionId: (b as number | null | undefined) ?? null, workspace: c as string | null };
   if (n === 7) {
     return {
       ...invocation,
-      executionMode: a as string | null,
-      sessionId: b as number | null,
-      workspace: c as string | null,
-      permissionLevel: d as string | null,
-      modelConfig: e as LlmModelConfig | null,
+      executionMode: (a as string | null | undefined) ?? null,
+      sessionId: (b as number | null | undefined) ?? null,
+      workspace: (c as string | null | undefined) ?? null,
+      permissionLevel: (d as string | null | undefined) ?? null,
+      modelConfig: (e as LlmModelConfig | null | undefined) ?? null,
     };
   }
   return {
     ...invocation,
-    executionMode: a as string | null,
-    sessionId: b as number | null,
-    userId: c as number | null,
-    workspace: d as string | null,
-    permissionLevel: e as string | null,
-    modelConfig: f as LlmModelConfig | null,
+    executionMode: (a as string | null | undefined) ?? null,
+    sessionId: (b as number | null | undefined) ?? null,
+    userId: (c as number | null | undefined) ?? null,
+    workspace: (d as string | null | undefined) ?? null,
+    permissionLevel: (e as string | null | undefined) ?? null,
+    modelConfig: (f as LlmModelConfig | null | undefined) ?? null,
     sessionTools: (g as Tool[] | null) ?? null,
     executionUserId: (h as number | null) ?? null,
   };
@@ -481,22 +523,9 @@ function findSessionTool(sessionTools: Tool[] | null, toolName: string): Tool | 
   return sessionTools?.find((tool) => tool.getName() === toolName);
 }
 
-function parseObject(argumentsJson: string): Record<string, unknown> | null {
-  try {
-    const value: unknown = JSON.parse(argumentsJson);
-    return value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : null;
-  } catch {
-    return null;
-  }
-}
-
-function readShellCommand(argumentsJson: string): string | null {
-  const command = parseObject(argumentsJson)?.command;
-  return typeof command === 'string' ? command : null;
-}
-
 function isAsyncShell(argumentsJson: string): boolean {
-  return parseObject(argumentsJson)?.async === true;
+  const parsed = parseToolArguments(argumentsJson);
+  return parsed.ok && Object.prototype.hasOwnProperty.call(parsed.args, 'async') && parsed.args.async === true;
 }
 
 /**

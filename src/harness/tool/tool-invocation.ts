@@ -42,10 +42,21 @@ export interface ToolInvocation {
 }
 
 /**
+ * How a call may overlap the other calls of its round: `shared` calls (read-only ones) run
+ * together; an `exclusive` call waits for every call before it, and the calls after it wait for it.
+ */
+export type ToolConcurrency = 'shared' | 'exclusive';
+
+/**
  * What runs invocations: the agent loop depends on this, not on the concrete dispatcher, so the
  * loop sits above the contract only and a product can put its own policy in front.
  */
 export interface ToolInvocationDispatcher {
   /** Never rejects: a failure is an `error` result. */
   dispatchInvocation(invocation: ToolInvocation): Promise<ToolResult>;
+  /**
+   * How the call may overlap the others of its round, from its tool's descriptor. Absent: every
+   * call of a round runs at once (the behaviour before scheduling).
+   */
+  concurrencyOf?(invocation: ToolInvocation): ToolConcurrency;
 }

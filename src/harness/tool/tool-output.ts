@@ -70,6 +70,11 @@ export function textOutput(text: string, isError = false): ToolOutput {
   return isError ? { kind: 'tool-output', parts: [{ type: 'text', text }], isError, errorMessage: text } : { kind: 'tool-output', parts: [{ type: 'text', text }] };
 }
 
+/** A failure the model can act on: the text is `{"error":"<message>"}`, with `message` as its reason. */
+export function errorOutput(message: string): ToolOutput {
+  return { kind: 'tool-output', parts: [{ type: 'text', text: JSON.stringify({ error: message }) }], isError: true, errorMessage: message };
+}
+
 export function isToolOutput(value: unknown): value is ToolOutput {
   return typeof value === 'object' && value !== null && (value as { kind?: unknown }).kind === 'tool-output' && Array.isArray((value as { parts?: unknown }).parts);
 }

@@ -1,4 +1,7 @@
 import type { ToolDescriptor } from './tool-descriptor';
+
+/** The part of a built-in tool's descriptor the tool declares itself. */
+export type ToolCapabilities = Omit<ToolDescriptor, 'name' | 'source' | 'executor' | 'serverId' | 'originalName' | 'trusted'>;
 import type { ToolOutput } from './tool-output';
 
 /**
@@ -53,9 +56,21 @@ export abstract class BaseTool implements Tool {
     return null;
   }
 
-  /** Built-in tools run on the server; tools that come from elsewhere override this. */
+  /**
+   * Built-in tools run on the server and add what they declare in `capabilities`; tools that come
+   * from elsewhere override this.
+   */
   getDescriptor(): ToolDescriptor {
-    return { name: this.getName(), source: 'builtin', executor: 'server' };
+    return { ...this.capabilities(), name: this.getName(), source: 'builtin', executor: 'server' };
+  }
+
+  /**
+   * What the tool does to the world (`title`, `annotations`, `writesFiles`, …). Undeclared, a tool
+   * is not taken for read-only: a session at `READ_ONLY` does not run it, and it has its round to
+   * itself. Override to declare.
+   */
+  protected capabilities(): ToolCapabilities {
+    return {};
   }
 
   execute(argumentsJson: string, a?: unknown, b?: unknown, c?: unknown): ToolReturn | Promise<ToolReturn> {

@@ -4,7 +4,7 @@ import { findForbiddenKey, findJsonLimitViolation } from '../http/json-body-limi
 export const MAX_CLIENT_FRAME_BYTES = 16 * 1024 * 1024;
 
 /** The client → server frame types of interface.md. */
-export const CLIENT_FRAME_TYPES = ['tool_response', 'ask_user_answer', 'cancel', 'subscribe', 'unsubscribe'] as const;
+export const CLIENT_FRAME_TYPES = ['tool_response', 'ask_user_answer', 'approval_response', 'cancel', 'subscribe', 'unsubscribe'] as const;
 export type ClientFrameType = (typeof CLIENT_FRAME_TYPES)[number];
 
 /** The pseudo-event a frame we cannot use is routed to; it carries the problem. */

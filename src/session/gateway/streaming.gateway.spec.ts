@@ -3,6 +3,7 @@ import { Logger } from '@nestjs/common';
 import type { WebSocket } from 'ws';
 import { LocalClientDisconnectedError, NoConnectedClientError } from '../../harness/local/local-errors';
 import { LocalToolSessionRegistry } from '../../harness/local/local-tool-session-registry';
+import { ApprovalRequests } from '../../harness/tool/approval-requests';
 import { AskUserQuestionsRegistry } from '../../harness/tool/ask-user-questions-registry';
 import { TokenAuthenticator } from '../auth/token-authenticator';
 import type { RunService } from '../run/run.service';
@@ -28,6 +29,7 @@ function setup() {
     registry,
     localSessions,
     new AskUserQuestionsRegistry(),
+    new ApprovalRequests(localSessions),
     sessions,
     {} as RunService,
   );
@@ -55,7 +57,7 @@ describe('StreamingGateway', () => {
     try {
       const registry = new StreamingWsRegistry();
       const build = (localSessions: LocalToolSessionRegistry) =>
-        new StreamingGateway(new TokenAuthenticator(new Map()), registry, localSessions, new AskUserQuestionsRegistry(), {} as SessionService, {} as RunService);
+        new StreamingGateway(new TokenAuthenticator(new Map()), registry, localSessions, new AskUserQuestionsRegistry(), new ApprovalRequests(localSessions), {} as SessionService, {} as RunService);
       build(new LocalToolSessionRegistry({ clients: registry }));
       expect(errors).not.toHaveBeenCalled();
       build(new LocalToolSessionRegistry());
@@ -178,6 +180,7 @@ describe('StreamingGateway', () => {
         registry,
         new LocalToolSessionRegistry({ clients: registry }),
         new AskUserQuestionsRegistry(),
+        new ApprovalRequests(new LocalToolSessionRegistry({ clients: registry })),
         sessions,
         {} as RunService,
       );

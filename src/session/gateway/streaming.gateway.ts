@@ -3,6 +3,7 @@ import { Logger } from '@nestjs/common';
 import { ConnectedSocket, MessageBody, SubscribeMessage, WebSocketGateway, type OnGatewayConnection, type OnGatewayDisconnect } from '@nestjs/websockets';
 import type { WebSocket } from 'ws';
 import { LocalToolSessionRegistry } from '../../harness/local/local-tool-session-registry';
+import { ApprovalRequests } from '../../harness/tool/approval-requests';
 import { AskUserQuestionsRegistry } from '../../harness/tool/ask-user-questions-registry';
 import { TokenAuthenticator } from '../auth/token-authenticator';
 import { RunService } from '../run/run.service';
@@ -15,6 +16,9 @@ import { createErrorEvent } from '../ws/ws-event';
 export const LOCAL_SESSIONS_NOT_ON_REGISTRY =
   'LOCAL tool requests and questions will reach no client: build the LocalToolSessionRegistry on the StreamingWsRegistry ' +
   '(new LocalToolSessionRegistry({ clients: wsRegistry, executions: ExecutionScope }))';
+
+/** The longest message kept with an approval or a denial (the model reads it). */
+const MAX_APPROVAL_MESSAGE_CHARS = 2_000;
 
 /** Close code for a missing or unknown token (interface.md). */
 export const WS_UNAUTHORIZED = 4401;
@@ -35,6 +39,7 @@ export class StreamingGateway implements OnGatewayConnection, OnGatewayDisconnec
     registry: StreamingWsRegistry;
     localSessions: LocalToolSessionRegistry;
     askUserQuestions: AskUserQuestionsRegistry;
+    approvals: ApprovalRequests;
     sessions: SessionService;
     runs: RunService;
   };
@@ -44,13 +49,14 @@ export class StreamingGateway implements OnGatewayConnection, OnGatewayDisconnec
     registry: StreamingWsRegistry,
     localSessions: LocalToolSessionRegistry,
     askUserQuestions: AskUserQuestionsRegistry,
+    approvals: ApprovalRequests,
     sessions: SessionService,
     runs: RunService,
   ) {
     // A LOCAL side built on other connections never sees the sockets registered here. Said, not
     // thrown: Nest would end the process, and every other part of the server still works.
     if (!localSessions.isBuiltOn(registry)) this.logger.error(LOCAL_SESSIONS_NOT_ON_REGISTRY);
-    this.deps = { authenticator, registry, localSessions, askUserQuestions, sessions, runs };
+    this.deps = { authenticator, registry, localSessions, askUserQuestions, approvals, sessions, runs };
   }
 
   handleConnection(client: WebSocket, request: IncomingMessage): void {
@@ -100,6 +106,31 @@ export class StreamingGateway implements OnGatewayConnection, OnGatewayDisconnec
         return `No pending questions '${requestId.value}' for session ${sessionId}`;
       }
       return null;
+    });
+  }
+
+  /**
+   * `{type:"approval_response", sessionId, requestId, approved, message?, arguments?}`: approves or
+   * denies the pending CLOUD call it names. The stored request decides what runs; an answer from
+   * another user or session, for an unknown request, or echoing other arguments changes nothing.
+   */
+  @SubscribeMessage('approval_response')
+  onApprovalResponse(@ConnectedSocket() client: WebSocket, @MessageBody() frame: Record<string, unknown>): void {
+    this.handle(client, frame, (connection) => {
+      const sessionId = this.ownedSession(connection, frame);
+      const requestId = requireField(frame, 'requestId', 'string');
+      if (!requestId.ok) return requestId.message;
+      if (typeof frame.approved !== 'boolean') return "approval_response frame needs field 'approved' (true or false)";
+      if (frame.message !== undefined && typeof frame.message !== 'string') return "approval_response field 'message' must be a string";
+      if (sessionId === null) return `Session ${String(frame.sessionId)} not found`;
+      return this.deps.approvals.answer({
+        userId: connection.userId,
+        sessionId,
+        requestId: requestId.value,
+        approved: frame.approved,
+        ...(typeof frame.message === 'string' ? { message: frame.message.slice(0, MAX_APPROVAL_MESSAGE_CHARS) } : {}),
+        ...(Object.prototype.hasOwnProperty.call(frame, 'arguments') ? { arguments: frame.arguments } : {}),
+      });
     });
   }
 

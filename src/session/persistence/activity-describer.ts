@@ -1,3 +1,5 @@
+import { MCP_TOOL_PREFIX, parseMcpToolName } from '../../harness/tool/mcp-tool-name';
+
 /** How a tool call appears in the activity list and in `tool_call_result.summary`. */
 export interface ToolActivityDescription {
   /** `file_read`, `file_write`, `search`, `command`, `task`, `question`, `mcp` or `tool`. */
@@ -10,7 +12,6 @@ export interface ToolActivityDescription {
 
 export const SUMMARY_MAX_LENGTH = 200;
 const TARGET_MAX_LENGTH = 300;
-const MCP_PREFIX = 'mcp__';
 
 type Arguments = Record<string, unknown>;
 
@@ -69,7 +70,7 @@ function activityType(name: string): string {
       return 'question';
   }
   if (name.startsWith('task_')) return 'task';
-  if (name.startsWith(MCP_PREFIX)) return 'mcp';
+  if (name.startsWith(MCP_TOOL_PREFIX)) return 'mcp';
   return 'tool';
 }
 
@@ -168,10 +169,8 @@ function firstQuestion(args: Arguments): string | undefined {
 }
 
 function splitMcpName(name: string): { server: string; tool: string } | undefined {
-  const rest = name.slice(MCP_PREFIX.length);
-  const separator = rest.indexOf('__');
-  if (separator <= 0 || separator + 2 >= rest.length) return undefined;
-  return { server: rest.slice(0, separator), tool: rest.slice(separator + 2) };
+  const ref = parseMcpToolName(name);
+  return ref && { server: ref.serverName, tool: ref.toolName };
 }
 
 const HEAD_LENGTH = 512;

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import type { McpServerConfig } from '../../harness/mcp/mcp-server-config';
-import { parseMcpToolName } from '../../harness/mcp/mcp-tool-adapter';
+import { parseMcpToolName } from '../../harness/tool/mcp-tool-name';
 import type { PermissionLevel } from '../../harness/tool/permission-level';
 import type { ActivityRecord, ActivityRepository } from '../persistence/activity-repository';
 import type { MessageRecord, MessageRepository } from '../persistence/message-repository';

@@ -1,7 +1,8 @@
 import type { Tool } from '../../harness/tool/tool';
+import { describeTool } from '../../harness/tool/tool-capabilities';
 import type { ToolDescriptor } from '../../harness/tool/tool-descriptor';
-import { ASK_USER_QUESTIONS_TOOL, SERVER_ONLY_TOOLS } from '../../harness/tool/tool-dispatcher';
 import type { ToolRegistry } from '../../harness/tool/tool-registry';
+import { executorFor } from '../../harness/tool/tool-routing';
 import type { SessionRecord } from '../persistence/session-repository';
 import type { SessionToolProvider } from './session-tool-provider';
 
@@ -11,7 +12,11 @@ export interface ToolCatalogEntry extends ToolDescriptor {
   inputSchema: Record<string, unknown>;
 }
 
-/** The tools a client can show: the built-in ones, plus a session's MCP tools. */
+/**
+ * The tools a client can show: the built-in ones, plus a session's MCP tools. For a session, each
+ * entry's `executor` says where that session's calls of it run (`executorFor`, the dispatcher's
+ * own rule).
+ */
 export class ToolCatalog {
   constructor(
     private readonly registry: ToolRegistry,
@@ -21,27 +26,10 @@ export class ToolCatalog {
   async list(session: SessionRecord | null): Promise<ToolCatalogEntry[]> {
     const tools: Tool[] = [...this.registry.list()];
     if (session) tools.push(...(await this.sessionTools.forSession(session)).tools);
-    return tools.map((tool) => ({
-      ...forSession(describe(tool), session),
-      description: tool.getDescription(),
-      inputSchema: tool.getInputSchema(),
-    }));
+    return tools.map((tool) => {
+      const descriptor = describeTool(tool);
+      const executor = session ? executorFor(descriptor, descriptor.name, session.executionMode) : descriptor.executor;
+      return { ...descriptor, executor, description: tool.getDescription(), inputSchema: tool.getInputSchema() };
+    });
   }
-}
-
-function describe(tool: Tool): ToolDescriptor {
-  return typeof tool.getDescriptor === 'function' ? tool.getDescriptor() : { name: tool.getName(), source: 'builtin', executor: 'server' };
-}
-
-/**
- * In a LOCAL session the dispatcher sends a built-in server tool to the desktop, except the
- * tools that always run on the server; the listing says where calls of this session run.
- */
-function forSession(descriptor: ToolDescriptor, session: SessionRecord | null): ToolDescriptor {
-  const runsOnDesktop =
-    session?.executionMode === 'LOCAL' &&
-    descriptor.executor === 'server' &&
-    !SERVER_ONLY_TOOLS.has(descriptor.name) &&
-    descriptor.name !== ASK_USER_QUESTIONS_TOOL;
-  return runsOnDesktop ? { ...descriptor, executor: 'desktop' } : descriptor;
 }

@@ -1,4 +1,5 @@
 import { validateAskUserQuestionsArguments } from '../ask-user-questions-arguments';
+import type { ToolCapabilities } from '../tool';
 import { BaseTool } from '../tool';
 import type { ToolOutput } from '../tool-output';
 import { errorResult } from './json-result';
@@ -11,6 +12,10 @@ import { errorResult } from './json-result';
 export class AskUserQuestionsTool extends BaseTool {
   getName(): string {
     return 'ask_user_questions';
+  }
+
+  protected override capabilities(): ToolCapabilities {
+    return { title: 'Ask the user', annotations: { readOnlyHint: true, openWorldHint: false } };
   }
 
   getDescription(): string {

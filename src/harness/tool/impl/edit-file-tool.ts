@@ -1,4 +1,5 @@
 import { requireString } from '../tool-arguments';
+import type { ToolCapabilities } from '../tool';
 import { resolveInWorkspace } from '../workspace-path';
 import type { ToolOutput } from '../tool-output';
 import { describeFsError } from './fs-error-message';
@@ -30,6 +31,10 @@ export class EditFileTool extends WorkspaceTool {
 
   getName(): string {
     return 'edit_file';
+  }
+
+  protected override capabilities(): ToolCapabilities {
+    return { title: 'Edit file', annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false }, writesFiles: true };
   }
 
   getDescription(): string {

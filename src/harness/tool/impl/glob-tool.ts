@@ -1,4 +1,5 @@
 import * as fs from 'node:fs/promises';
+import type { ToolCapabilities } from '../tool';
 
 import { ToolCallContext } from '../tool-call-context';
 import { optionalString, requireString } from '../tool-arguments';
@@ -50,6 +51,10 @@ export class GlobTool extends WorkspaceTool {
 
   getName(): string {
     return 'glob';
+  }
+
+  protected override capabilities(): ToolCapabilities {
+    return { title: 'Find files', annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false } };
   }
 
   getDescription(): string {

@@ -1,4 +1,5 @@
 import { constants as fsConstants } from 'node:fs';
+import type { ToolCapabilities } from '../tool';
 import * as fs from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 
@@ -112,6 +113,10 @@ export class GrepTool extends WorkspaceTool {
 
   getName(): string {
     return 'grep';
+  }
+
+  protected override capabilities(): ToolCapabilities {
+    return { title: 'Search file contents', annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false } };
   }
 
   /**

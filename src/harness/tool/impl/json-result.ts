@@ -1,4 +1,4 @@
-import { toolOutput, type ToolOutput } from '../tool-output';
+import { errorOutput, toolOutput, type ToolOutput } from '../tool-output';
 
 /**
  * What the built-in tools answer with. Each states its outcome (`isError`) instead of leaving it
@@ -10,7 +10,7 @@ import { toolOutput, type ToolOutput } from '../tool-output';
  * `message` as its reason.
  */
 export function errorResult(message: string): ToolOutput {
-  return toolOutput([{ type: 'text', text: JSON.stringify({ error: message }) }], { isError: true, errorMessage: message });
+  return errorOutput(message);
 }
 
 /** A successful JSON result. */

@@ -1,4 +1,5 @@
 import * as fs from 'node:fs/promises';
+import type { ToolCapabilities } from '../tool';
 
 import { optionalInteger, requireString } from '../tool-arguments';
 import { resolveInWorkspace } from '../workspace-path';
@@ -42,6 +43,10 @@ export class ReadFileTool extends WorkspaceTool {
 
   getName(): string {
     return 'read_file';
+  }
+
+  protected override capabilities(): ToolCapabilities {
+    return { title: 'Read file', annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false } };
   }
 
   getDescription(): string {

@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import type { ToolCapabilities } from '../tool';
 import { constants as osConstants } from 'node:os';
 import type { Readable } from 'node:stream';
 
@@ -98,6 +99,10 @@ export class ShellTool extends BaseTool {
 
   getName(): string {
     return 'shell';
+  }
+
+  protected override capabilities(): ToolCapabilities {
+    return { title: 'Run a shell command', annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true }, runsCommands: true };
   }
 
   getDescription(): string {

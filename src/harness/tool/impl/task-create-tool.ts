@@ -1,4 +1,5 @@
 import { optionalString, requireString } from '../tool-arguments';
+import type { ToolCapabilities } from '../tool';
 import type { ToolOutput } from '../tool-output';
 import { errorResult, jsonResult } from './json-result';
 import { optionalTaskStatus, SessionTaskTool, TASK_ITEM_SCHEMA, TASK_STATUS_PROPERTY } from './session-task-tool';
@@ -7,6 +8,10 @@ import { optionalTaskStatus, SessionTaskTool, TASK_ITEM_SCHEMA, TASK_STATUS_PROP
 export class TaskCreateTool extends SessionTaskTool {
   getName(): string {
     return 'task_create';
+  }
+
+  protected override capabilities(): ToolCapabilities {
+    return { title: 'Create a task', annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false }, serverOnly: true };
   }
 
   getDescription(): string {

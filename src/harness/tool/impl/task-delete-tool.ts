@@ -1,4 +1,5 @@
 import { requireInteger } from '../tool-arguments';
+import type { ToolCapabilities } from '../tool';
 import type { ToolOutput } from '../tool-output';
 import { errorResult, jsonResult } from './json-result';
 import { SessionTaskTool } from './session-task-tool';
@@ -7,6 +8,10 @@ import { SessionTaskTool } from './session-task-tool';
 export class TaskDeleteTool extends SessionTaskTool {
   getName(): string {
     return 'task_delete';
+  }
+
+  protected override capabilities(): ToolCapabilities {
+    return { title: 'Delete a task', annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false }, serverOnly: true };
   }
 
   getDescription(): string {

@@ -1,4 +1,5 @@
 import type { ToolOutput } from '../tool-output';
+import type { ToolCapabilities } from '../tool';
 import { jsonResult } from './json-result';
 import { SessionTaskTool, TASK_ITEM_SCHEMA } from './session-task-tool';
 
@@ -6,6 +7,10 @@ import { SessionTaskTool, TASK_ITEM_SCHEMA } from './session-task-tool';
 export class TaskListTool extends SessionTaskTool {
   getName(): string {
     return 'task_list';
+  }
+
+  protected override capabilities(): ToolCapabilities {
+    return { title: 'List tasks', annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false }, serverOnly: true };
   }
 
   getDescription(): string {

@@ -1,4 +1,5 @@
 import { optionalString, requireInteger } from '../tool-arguments';
+import type { ToolCapabilities } from '../tool';
 import type { ToolOutput } from '../tool-output';
 import { errorResult, jsonResult } from './json-result';
 import { optionalTaskStatus, SessionTaskTool, TASK_ITEM_SCHEMA, TASK_STATUS_PROPERTY } from './session-task-tool';
@@ -10,6 +11,10 @@ import { optionalTaskStatus, SessionTaskTool, TASK_ITEM_SCHEMA, TASK_STATUS_PROP
 export class TaskUpdateTool extends SessionTaskTool {
   getName(): string {
     return 'task_update';
+  }
+
+  protected override capabilities(): ToolCapabilities {
+    return { title: 'Update a task', annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false }, serverOnly: true };
   }
 
   getDescription(): string {

@@ -1,4 +1,5 @@
 import { requireString } from '../tool-arguments';
+import type { ToolCapabilities } from '../tool';
 import { resolveInWorkspace } from '../workspace-path';
 import type { ToolOutput } from '../tool-output';
 import { describeFsError } from './fs-error-message';
@@ -14,6 +15,10 @@ import { WorkspaceTool } from './workspace-tool';
 export class WriteFileTool extends WorkspaceTool {
   getName(): string {
     return 'write_file';
+  }
+
+  protected override capabilities(): ToolCapabilities {
+    return { title: 'Write file', annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false }, writesFiles: true };
   }
 
   getDescription(): string {
