@@ -3,8 +3,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { CONSOLE_MARKERS, CONSOLE_MCP_SERVER_IDS, CONSOLE_TEXTS, consoleMcpConfig, consoleScenario } from '../src/demo/console-scenario';
-import { CLIENT_FRAME_TYPES } from '../src/session/gateway/client-frame';
-import { BROWSER_WAIT_MS, browserTestsRun, launchChromium, openConsolePage, requireBuiltConsole, signIn, textsOf, toolCard, waitForText, type ConsolePage } from './support/console-browser';
+import { browserTestsRun, launchChromium, openConsolePage, requireBuiltConsole, signIn, textsOf, toolCard, waitForPage, waitForText, type ConsolePage } from './support/console-browser';
 import { requireBuiltContentMcpServer } from './support/content-mcp-server';
 import { HttpClient } from './support/http-client';
 import { spawnServer, waitUntilListening, type ServerProcess } from './support/server-process';
@@ -17,8 +16,6 @@ const TOKEN = 'console-token';
 
 const browser = browserTestsRun();
 const describeInBrowser = browser.run ? describe : describe.skip;
-/** Approvals in CLOUD sessions arrive with the `approval_response` frame; until then their test waits. */
-const serverHasApprovals = (CLIENT_FRAME_TYPES as readonly string[]).includes('approval_response');
 
 /**
  * The web console in real headless Chromium, against the real server process (`node dist/main.js`)
@@ -90,7 +87,7 @@ describeInBrowser('the web console in a browser', () => {
     await signIn(page, TOKEN);
     await page.goto(`${url}/#/sessions/${created.body.id}`);
     await page.getByRole('heading', { name: `Session ${created.body.id}` }).waitFor();
-    await page.getByRole('status').filter({ hasText: 'Idle' }).waitFor();
+    await page.getByRole('status').filter({ hasText: /^Idle$/ }).waitFor();
     return { page, sessionId: created.body.id };
   }
 
@@ -121,7 +118,7 @@ describeInBrowser('the web console in a browser', () => {
     expect(await page.evaluate('[sessionStorage.length, localStorage.length, document.cookie]')).toEqual([1, 0, '']);
     await page.reload();
     await page.getByRole('heading', { name: 'Sessions', exact: true }).waitFor();
-    await page.getByRole('status').filter({ hasText: 'Live' }).waitFor();
+    await page.getByRole('status').filter({ hasText: /^Connection: Live$/ }).waitFor();
 
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByLabel('Token').waitFor();
@@ -140,7 +137,7 @@ describeInBrowser('the web console in a browser', () => {
     const heading = page.getByRole('heading', { name: /^Session \d+$/ });
     await heading.waitFor();
     const sessionId = Number((await heading.textContent())?.replace('Session ', ''));
-    await page.getByRole('status').filter({ hasText: 'Idle' }).waitFor();
+    await page.getByRole('status').filter({ hasText: /^Idle$/ }).waitFor();
     await send(page, `${CONSOLE_MARKERS.tools} Take notes and a screenshot.`);
 
     await page.getByText(CONSOLE_TEXTS.toolsDone).waitFor();
@@ -157,7 +154,7 @@ describeInBrowser('the web console in a browser', () => {
     // The image came as an attachment, fetched with the token and shown from a blob URL.
     const image = toolCard(page, 'mcp__content__pixel').getByRole('img');
     await image.waitFor();
-    await page.waitForFunction('[...document.images].some((image) => image.complete && image.naturalWidth === 1)');
+    await waitForPage(page, '[...document.images].some((image) => image.complete && image.naturalWidth === 1)');
     expect(await image.getAttribute('src')).toMatch(/^blob:/);
     await waitForText(page.locator('.run-end'), 'Finished');
 
@@ -191,12 +188,10 @@ describeInBrowser('the web console in a browser', () => {
 
     await page.reload();
     await page.getByRole('heading', { name: `Session ${sessionId}` }).waitFor();
-    await page.getByRole('status').filter({ hasText: 'Running' }).waitFor();
+    await page.getByRole('status').filter({ hasText: /^Running$/ }).waitFor();
     // Progress that arrives after the reload is shown: the page follows the run live again.
     const before = await mainJob.locator('.progress-text').textContent();
-    await page.waitForFunction(`document.querySelectorAll('.tool-card')[1]?.querySelector('.progress-text')?.textContent !== ${JSON.stringify(before)}`, undefined, {
-      timeout: BROWSER_WAIT_MS,
-    });
+    await waitForPage(page, `document.querySelectorAll('.tool-card')[1]?.querySelector('.progress-text')?.textContent !== ${JSON.stringify(before)}`);
     expect(await textsOf(page.locator('.user-message .text'))).toEqual([`${CONSOLE_MARKERS.slow} Do the long job.`]);
     expect(await textsOf(page.locator('.assistant-message .text'))).toEqual([CONSOLE_TEXTS.slowStart, CONSOLE_TEXTS.slowMain]);
     expect(await page.locator('.tool-card').count()).toBe(2);
@@ -205,7 +200,7 @@ describeInBrowser('the web console in a browser', () => {
     await page.getByRole('button', { name: 'Cancel run' }).click();
     await waitForText(mainJob.locator('.tool-status'), 'Cancelled');
     await waitForText(page.locator('.run-end'), 'Cancelled');
-    await page.getByRole('status').filter({ hasText: 'Idle' }).waitFor();
+    await page.getByRole('status').filter({ hasText: /^Idle$/ }).waitFor();
     expect(await page.getByRole('button', { name: 'Cancel run' }).count()).toBe(0);
 
     // What the page shows is what the log holds: every call once, every text once.
@@ -226,21 +221,25 @@ describeInBrowser('the web console in a browser', () => {
 
     await page.getByText(CONSOLE_TEXTS.askDone).waitFor();
     await waitForText(card, 'Answered.');
-    await waitForText(card, 'blue');
+    expect(await textsOf(card.locator('.answer'))).toEqual(['— blue', '— Build times']);
     await waitForText(toolCard(page, 'ask_user_questions').locator('.result-text'), '"Which colour should the chart use?":"blue"');
   });
 
-  (serverHasApprovals ? describe : describe.skip)('approvals (CLOUD, READ_WRITE)', () => {
+  describe('approvals (CLOUD, READ_WRITE)', () => {
     it('shows a shell call’s approval request and runs the command once approved from the keyboard', async () => {
       const { page } = await openSession({ executionMode: 'CLOUD', permissionLevel: 'READ_WRITE' });
       await send(page, `${CONSOLE_MARKERS.approve} Check the build.`);
       const card = toolCard(page, 'shell');
       await waitForText(card.locator('.tool-status'), 'Waiting for approval');
+      // The request is in the event log: a reloaded page finds it, still waiting.
+      await page.reload();
+      await waitForText(card.locator('.tool-status'), 'Waiting for approval');
       await page.getByRole('button', { name: 'Go to it' }).click();
       expect(await page.evaluate('document.activeElement?.textContent')).toBe('Approve');
       await page.keyboard.press('Enter');
 
-      await waitForText(card.locator('.approval'), 'Approved');
+      await waitForText(card.locator('.approval.resolved'), 'Approved');
+      expect(await card.getByRole('button', { name: 'Approve' }).count()).toBe(0);
       await waitForText(card.locator('.tool-status'), 'Succeeded');
       await waitForText(card.locator('.result-text'), 'build checked by the console');
       await page.getByText(CONSOLE_TEXTS.approveDone).waitFor();
@@ -253,15 +252,13 @@ describeInBrowser('the web console in a browser', () => {
       await card.getByLabel('Note to the agent (optional)').fill('not on this machine');
       await card.getByRole('button', { name: 'Deny' }).click();
 
-      await waitForText(card.locator('.approval'), 'Denied');
+      await waitForText(card.locator('.approval.resolved'), 'Denied');
+      await waitForText(card.locator('.approval.resolved'), 'not on this machine');
       await waitForText(card.locator('.tool-status'), 'Failed');
       expect(await card.locator('.result-text').textContent()).not.toContain('build checked by the console');
       await page.getByText(CONSOLE_TEXTS.approveDone).waitFor();
     });
   });
-  if (!serverHasApprovals) {
-    it.skip('(skipped: this server has no CLOUD approvals yet — no approval_response frame — so the approval tests wait for it)', () => undefined);
-  }
 
   it('lists the tool catalog with source and executor, and a session’s MCP tools', async () => {
     const { page, sessionId } = await openSession({ executionMode: 'CLOUD', permissionLevel: 'FULL', mcpServers: [CONSOLE_MCP_SERVER_IDS.content] });
@@ -278,6 +275,9 @@ describeInBrowser('the web console in a browser', () => {
     const readFile = page.getByRole('article', { name: 'read_file', exact: true });
     await waitForText(readFile, 'built-in');
     await waitForText(readFile, 'runs on the server');
+    await waitForText(readFile, 'Read file');
+    await waitForText(readFile.locator('.badges').filter({ hasText: 'Hints' }), 'read-only');
+    await waitForText(page.getByRole('article', { name: 'shell', exact: true }), 'runs commands');
     expect(await page.getByRole('article', { name: /mcp__content__pixel/ }).count()).toBe(0);
     await page.getByLabel('Filter').fill('shell');
     await waitForText(page.getByRole('status').filter({ hasText: 'tools' }), '1 of');
@@ -291,14 +291,14 @@ describeInBrowser('the web console in a browser', () => {
 
     server.child.kill('SIGTERM');
     expect(await withTimeout(server.exited, 15_000, 'the server did not stop')).toEqual({ code: 0, signal: null });
-    await page.getByRole('status').filter({ hasText: 'Reconnecting…' }).waitFor();
+    await page.getByRole('status').filter({ hasText: /^Connection: Reconnecting…$/ }).waitFor();
     server = spawnServer({ ...serverEnv, PORT: String(new URL(url).port) });
     await waitUntilListening(server, 20_000);
 
-    await page.getByRole('status').filter({ hasText: 'Live' }).waitFor({ timeout: 30_000 });
+    await page.getByRole('status').filter({ hasText: /^Connection: Live$/ }).waitFor({ timeout: 30_000 });
     await waitForText(page.locator('.run-end'), 'the server is shutting down');
     await waitForText(toolCard(page, 'mcp__slow__work', 1).locator('.tool-status'), 'Cancelled');
-    await page.getByRole('status').filter({ hasText: 'Idle' }).waitFor();
+    await page.getByRole('status').filter({ hasText: /^Idle$/ }).waitFor();
     expect(await textsOf(page.locator('.assistant-message .text'))).toEqual([CONSOLE_TEXTS.slowStart, CONSOLE_TEXTS.slowMain]);
     // The socket's drop and the reconnection attempts are logged by the browser: expected here.
     open!.problems.splice(0, open!.problems.length, ...open!.problems.filter((problem) => !/WebSocket|ERR_CONNECTION_REFUSED/.test(problem)));

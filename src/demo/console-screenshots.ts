@@ -4,7 +4,6 @@ import * as path from 'node:path';
 import { chromium, type Page } from 'playwright-core';
 import { loadHarnessConfig } from '../config/harness-config';
 import { startHarness, type RunningHarness } from '../main';
-import { CLIENT_FRAME_TYPES } from '../session/gateway/client-frame';
 import { CONSOLE_MARKERS, CONSOLE_MCP_SERVER_IDS, CONSOLE_TEXTS, consoleMcpConfig, consoleScenario } from './console-scenario';
 
 /**
@@ -57,7 +56,7 @@ async function main(): Promise<void> {
     await openSession(page, harness, tools);
     await send(page, `${CONSOLE_MARKERS.tools} Take notes, then a screenshot of the build page.`);
     await page.getByText(CONSOLE_TEXTS.toolsDone).waitFor();
-    await page.waitForFunction('[...document.images].some((image) => image.complete && image.naturalWidth > 0)');
+    await page.locator('.image-attachment img').waitFor();
     await page.locator('.activity-log li').nth(3).waitFor();
     // The end of the run in view: the last tool cards, the image, the answer.
     await page.evaluate("document.querySelector('.run-end')?.scrollIntoView({ block: 'end' }); scrollBy(0, 16)");
@@ -65,17 +64,14 @@ async function main(): Promise<void> {
 
     await page.goto(`${harness.url}/#/tools?session=${tools}`);
     await page.getByRole('article', { name: /mcp__content__pixel/ }).waitFor();
+    await page.getByLabel('Filter').fill('mcp__');
     await shoot(page, 'console-tools.png');
 
-    if ((CLIENT_FRAME_TYPES as readonly string[]).includes('approval_response')) {
-      const approve = await createSession(harness, { executionMode: 'CLOUD', permissionLevel: 'READ_WRITE' });
-      await openSession(page, harness, approve);
-      await send(page, `${CONSOLE_MARKERS.approve} Check that the build still works.`);
-      await page.getByRole('button', { name: 'Approve' }).waitFor();
-      await shoot(page, 'console-approval.png');
-    } else {
-      console.log('console-approval.png not written: this server has no CLOUD approvals (no approval_response frame)');
-    }
+    const approve = await createSession(harness, { executionMode: 'CLOUD', permissionLevel: 'READ_WRITE' });
+    await openSession(page, harness, approve);
+    await send(page, `${CONSOLE_MARKERS.approve} Check that the build still works.`);
+    await page.getByRole('button', { name: 'Approve' }).waitFor();
+    await shoot(page, 'console-approval.png');
 
     const ask = await createSession(harness, { executionMode: 'CLOUD', permissionLevel: 'FULL' });
     await openSession(page, harness, ask);
@@ -106,7 +102,7 @@ async function createSession(harness: RunningHarness, body: Record<string, unkno
 
 async function openSession(page: Page, harness: RunningHarness, sessionId: number): Promise<void> {
   await page.goto(`${harness.url}/#/sessions/${sessionId}`);
-  await page.getByRole('status').filter({ hasText: 'Idle' }).waitFor();
+  await page.getByRole('status').filter({ hasText: /^Idle$/ }).waitFor();
 }
 
 async function send(page: Page, message: string): Promise<void> {

@@ -68,6 +68,18 @@ export async function waitForText(locator: Locator, text: string): Promise<void>
   await locator.filter({ hasText: text }).first().waitFor();
 }
 
+/**
+ * Waits until a script expression is true in the page. Polled from here with `page.evaluate`:
+ * Playwright's own `waitForFunction` evaluates strings in the page, which the console's CSP forbids.
+ */
+export async function waitForPage(page: Page, expression: string, timeoutMs = BROWSER_WAIT_MS): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await page.evaluate(expression))) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting until ${expression}`);
+    await new Promise<void>((resolve) => setTimeout(resolve, 50));
+  }
+}
+
 /** Texts of all elements the locator matches, trimmed. */
 export async function textsOf(locator: Locator): Promise<string[]> {
   return (await locator.allTextContents()).map((text) => text.trim());

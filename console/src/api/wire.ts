@@ -103,7 +103,14 @@ export interface ToolEntry {
   originalName?: string;
   title?: string;
   annotations?: ToolAnnotations;
+  /** MCP tools: whether the server is marked trusted (only then do its annotations count). */
   trusted?: boolean;
+  /** Runs on the server whatever the mode, on the session's own records only. */
+  serverOnly?: boolean;
+  /** Changes files of the session workspace. */
+  writesFiles?: boolean;
+  /** Runs arbitrary commands. */
+  runsCommands?: boolean;
   description: string;
   inputSchema: Record<string, unknown>;
 }

@@ -118,13 +118,24 @@ describe('applyEvent', () => {
     it('puts the request on its call’s card and shows how it was settled', () => {
       const events = stream(
         ['tool_call_start', { tool_call_id: 'c1', tool_name: 'shell', arguments: '{"command":"ls"}' }],
-        ['approval_request', { requestId: 'a1', toolCallId: 'c1', toolName: 'shell', arguments: { command: 'ls' }, reason: 'shell needs approval at READ_WRITE' }],
+        [
+          'approval_request',
+          { requestId: 'a1', toolCallId: 'c1', toolName: 'shell', arguments: '{"command":"ls"}', reason: 'Shell commands need approval at READ_WRITE', expiresAt: '2026-01-01T10:10:00.000Z' },
+        ],
       );
       const pending = fold(events);
-      expect(calls(pending)).toEqual([expect.objectContaining({ callId: 'c1', approval: { requestId: 'a1', reason: 'shell needs approval at READ_WRITE', outcome: 'pending', message: null } })]);
+      expect(calls(pending)).toEqual([
+        expect.objectContaining({
+          callId: 'c1',
+          approval: { requestId: 'a1', reason: 'Shell commands need approval at READ_WRITE', outcome: 'pending', message: null, expiresAt: '2026-01-01T10:10:00.000Z' },
+        }),
+      ]);
 
       const resolved = fold(stream(...events.map((event) => [event.type, event.data] as [string, Record<string, unknown>]), ['approval_resolved', { requestId: 'a1', outcome: 'denied', message: 'not now' }]));
       expect(calls(resolved)[0].approval).toEqual(expect.objectContaining({ outcome: 'denied', message: 'not now' }));
+      // Settled by an answer, the event may carry no run id: the request id finds the card.
+      const unowned: WsEvent = { type: 'approval_resolved', sessionId: 7, data: { requestId: 'a1', outcome: 'approved' }, timestamp: 0, seq: 3 };
+      expect(calls(applyEvent(pending, unowned))[0].approval?.outcome).toBe('approved');
     });
 
     it('makes a card for a request whose call it has not seen, with the request’s arguments', () => {

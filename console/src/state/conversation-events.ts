@@ -10,14 +10,21 @@ import {
   type ToolCallView,
 } from './conversation';
 
+/** Events that settle a request by its id; the server may send them without the run's id. */
+const SETTLING_EVENTS = new Set(['approval_resolved', 'tool_request_cancelled', 'ask_user_questions_cancelled']);
+
 /**
  * Folds one event of the session's log into the conversation. Events must come in `seq` order,
- * each once (see `EventSequence`); an event of no run is left out (the view shows those apart).
+ * each once (see `EventSequence`). An event that names no run settles the request it names,
+ * wherever it is; any other is left out (the view shows those apart).
  */
 export function applyEvent(conversation: Conversation, event: WsEvent): Conversation {
   const executionId = stringField(event.data, 'executionId');
-  if (executionId === null) return conversation;
   const firstSeq = conversation.firstSeq ?? event.seq ?? null;
+  if (executionId === null) {
+    if (!SETTLING_EVENTS.has(event.type)) return conversation;
+    return { firstSeq, runs: conversation.runs.map((run) => applyToRun(run, event)) };
+  }
   const known = conversation.runs.some((run) => run.executionId === executionId);
   const runs = known ? conversation.runs : [...conversation.runs, newRun(executionId, null)];
   return {
@@ -190,7 +197,13 @@ function applyDesktopRequest(run: RunView, key: string, event: WsEvent): RunView
 function applyApprovalRequest(run: RunView, key: string, event: WsEvent): RunView {
   const data = event.data;
   const callId = stringField(data, 'toolCallId') ?? key;
-  const approval = { requestId: stringField(data, 'requestId') ?? key, reason: stringField(data, 'reason') ?? '', outcome: 'pending' as const, message: null };
+  const approval = {
+    requestId: stringField(data, 'requestId') ?? key,
+    reason: stringField(data, 'reason') ?? '',
+    outcome: 'pending' as const,
+    message: null,
+    expiresAt: stringField(data, 'expiresAt'),
+  };
   const withCard = findCall(run, callId) ? run : addCall(run, key, callId, stringField(data, 'toolName') ?? 'unknown', jsonText(data.arguments), event.timestamp);
   return updateCall(withCard, callId, (call) => ({ ...call, approval }));
 }
@@ -275,7 +288,7 @@ function usageOf(data: Record<string, unknown>): RunView['usage'] {
 }
 
 function outcomeOf(value: unknown): ApprovalOutcome {
-  return value === 'approved' || value === 'denied' || value === 'expired' || value === 'withdrawn' ? value : 'withdrawn';
+  return value === 'approved' || value === 'denied' || value === 'expired' || value === 'withdrawn' || value === 'undelivered' ? value : 'withdrawn';
 }
 
 function attachmentsOf(value: unknown): Attachment[] {

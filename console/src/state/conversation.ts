@@ -64,13 +64,15 @@ export interface ToolCallView {
   desktop: DesktopRequestView | null;
 }
 
-export type ApprovalOutcome = 'pending' | 'approved' | 'denied' | 'expired' | 'withdrawn';
+export type ApprovalOutcome = 'pending' | 'approved' | 'denied' | 'expired' | 'withdrawn' | 'undelivered';
 
 export interface ApprovalView {
   requestId: string;
   reason: string;
   outcome: ApprovalOutcome;
   message: string | null;
+  /** When the server stops waiting (ISO-8601), if it said. */
+  expiresAt: string | null;
 }
 
 export interface DesktopRequestView {

@@ -32,7 +32,7 @@ export function AppHeader({ route, status, onSignOut }: { route: Route; status: 
         </ul>
       </nav>
       <p class={`connection connection-${status}`} role="status">
-        <span class="sr-only">Live updates: </span>
+        <span class="sr-only">Connection: </span>
         {STATUS_TEXT[status]}
       </p>
       <button type="button" class="secondary" onClick={onSignOut}>

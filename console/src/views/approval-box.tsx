@@ -1,4 +1,5 @@
 import { useContext, useState } from 'preact/hooks';
+import { formatTime } from '../format';
 import type { ApprovalOutcome, ApprovalView, ToolCallView } from '../state/conversation';
 import { SessionContext } from './session-context';
 
@@ -7,6 +8,7 @@ const OUTCOME_TEXT: Record<Exclude<ApprovalOutcome, 'pending'>, string> = {
   denied: 'Denied',
   expired: 'Expired: nobody answered in time',
   withdrawn: 'Withdrawn: the run no longer waits for it',
+  undelivered: 'Not asked: no client was connected to answer it',
 };
 
 /** A call that waits for the user's approval: Approve or Deny, with an optional note. */
@@ -30,6 +32,7 @@ export function ApprovalBox({ call, approval }: { call: ToolCallView; approval: 
     <div class="approval pending" role="group" aria-label={`Approval for ${call.toolName}`}>
       <p>
         <strong>Needs your approval.</strong> {approval.reason}
+        {approval.expiresAt && <span class="muted"> Waits until {formatTime(approval.expiresAt)}.</span>}
       </p>
       <label for={noteId}>Note to the agent (optional)</label>
       <input id={noteId} value={note} onInput={(event) => setNote(event.currentTarget.value)} disabled={sending} />

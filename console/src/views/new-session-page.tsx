@@ -10,10 +10,10 @@ const MODE_HELP: Record<ExecutionMode, string> = {
 };
 
 const LEVEL_HELP: Record<PermissionLevel, string> = {
-  READ_ONLY: 'Reads freely; writing files, shell and MCP tools need approval.',
-  READ_WRITE: 'Reads and writes files; shell and MCP tools need approval.',
-  SMART: 'MCP tools, and shell commands judged dangerous, need approval.',
-  FULL: 'Nothing needs approval.',
+  READ_ONLY: 'Read-only tools run; in CLOUD anything else is refused (in LOCAL the desktop asks).',
+  READ_WRITE: 'Reads and changes workspace files freely; shell, destructive tools and tools of untrusted MCP servers ask for approval.',
+  SMART: 'As READ_WRITE, but shell commands ask only when judged dangerous.',
+  FULL: 'Nothing asks for approval.',
 };
 
 /** Creates a session (mode, permission level, tools, MCP servers, workspace), then opens it. */

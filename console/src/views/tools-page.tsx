@@ -76,8 +76,8 @@ function ToolEntryCard({ tool }: { tool: ToolEntry }) {
   const annotations = Object.entries(tool.annotations ?? {}).filter(([, value]) => typeof value === 'boolean') as Array<[keyof ToolAnnotations, boolean]>;
   return (
     <article class="tool-entry" aria-labelledby={`tool-${tool.name}`}>
-      <h2 id={`tool-${tool.name}`}>
-        <code>{tool.name}</code>
+      <h2>
+        <code id={`tool-${tool.name}`}>{tool.name}</code>
         {tool.title && <span class="tool-title"> {tool.title}</span>}
       </h2>
       <p class="badges">
@@ -89,13 +89,21 @@ function ToolEntryCard({ tool }: { tool: ToolEntry }) {
             as <code>{tool.originalName}</code>
           </span>
         )}
-        {tool.trusted !== undefined && <span class={`badge ${tool.trusted ? 'success' : 'warning'}`}>{tool.trusted ? 'trusted' : 'untrusted'}</span>}
-        {annotations.map(([name, value]) => (
-          <span key={name} class={`badge hint-${value ? 'yes' : 'no'}`} title={`${name}: ${value}`}>
-            {value ? ANNOTATION_NAMES[name] : `not ${ANNOTATION_NAMES[name]}`}
-          </span>
-        ))}
+        {tool.trusted !== undefined && <span class={`badge ${tool.trusted ? 'success' : 'warning'}`}>{tool.trusted ? 'trusted server' : 'untrusted server'}</span>}
+        {tool.serverOnly && <span class="badge">server only</span>}
+        {tool.writesFiles && <span class="badge">writes files</span>}
+        {tool.runsCommands && <span class="badge warning">runs commands</span>}
       </p>
+      {annotations.length > 0 && (
+        <p class="badges">
+          <span class="muted">{tool.trusted === false ? 'Hints (not counted: untrusted server):' : 'Hints:'}</span>{' '}
+          {annotations.map(([name, value]) => (
+            <span key={name} class="badge" title={`${name}: ${value}`}>
+              {value ? ANNOTATION_NAMES[name] : `not ${ANNOTATION_NAMES[name]}`}
+            </span>
+          ))}
+        </p>
+      )}
       <p class="description">{tool.description}</p>
       <details>
         <summary>Input schema</summary>
