@@ -1,4 +1,5 @@
 import 'reflect-metadata';
+import * as path from 'node:path';
 import type { NestApplicationOptions } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { WsAdapter } from '@nestjs/platform-ws';
@@ -7,6 +8,7 @@ import { AppModule } from './app.module';
 import { loadHarnessConfig, type HarnessConfig } from './config/harness-config';
 import { checkListenAddress } from './config/listen-address';
 import type { Tool } from './harness/tool/tool';
+import { serveConsole } from './session/http/console-assets';
 import { useJsonBody } from './session/http/json-body';
 import { serveOpenApiDocument } from './session/http/openapi';
 import { createValidationPipe } from './session/http/validation';
@@ -29,7 +31,12 @@ export interface StartHarnessOptions {
    * dispatch, approvals, audit and streaming.
    */
   tools?: Tool[];
+  /** Where the built web console is (default {@link DEFAULT_CONSOLE_DIR}). */
+  consoleDir?: string;
 }
+
+/** The web console `npm run build` writes beside the server: `dist/console`. */
+export const DEFAULT_CONSOLE_DIR = path.join(__dirname, 'console');
 
 /**
  * Creation options every Harness application needs (`NestFactory.create`, or a testing module's
@@ -41,11 +48,13 @@ export function harnessAppOptions(options: Pick<StartHarnessOptions, 'logger'> =
 
 /**
  * What the server needs between creating the application and listening: the JSON body limits,
- * the WebSocket adapter with its frame parser, the validation pipe, the OpenAPI document
- * (`GET /api/openapi.json`). The application must have been created with `harnessAppOptions`.
+ * the web console's files at `/`, the WebSocket adapter with its frame parser, the validation
+ * pipe, the OpenAPI document (`GET /api/openapi.json`). The application must have been created
+ * with `harnessAppOptions`.
  */
-export function configureHarnessApp(app: NestExpressApplication): NestExpressApplication {
+export function configureHarnessApp(app: NestExpressApplication, options: Pick<StartHarnessOptions, 'consoleDir'> = {}): NestExpressApplication {
   useJsonBody(app);
+  serveConsole(app, options.consoleDir ?? DEFAULT_CONSOLE_DIR);
   app.useWebSocketAdapter(new WsAdapter(app, { messageParser: parseClientFrame }));
   app.useGlobalPipes(createValidationPipe());
   serveOpenApiDocument(app);
@@ -67,7 +76,7 @@ export async function listenHarness(app: NestExpressApplication, { host, port }:
 /** Starts the server for a configuration (used by `main`, the demo and the whole-process tests). */
 export async function startHarness(config: HarnessConfig, options: StartHarnessOptions = {}): Promise<RunningHarness> {
   const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config, { tools: options.tools ?? [] }), harnessAppOptions(options));
-  return listenHarness(configureHarnessApp(app), config);
+  return listenHarness(configureHarnessApp(app, options), config);
 }
 
 async function main(): Promise<void> {

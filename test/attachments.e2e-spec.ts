@@ -115,6 +115,7 @@ describe('GET /api/sessions/:id/attachments/:attachmentId', () => {
     expect(listed.body[1]).toEqual({
       id: expect.any(Number),
       role: 'tool',
+      executionId: 'exec-1',
       content: 'Took a screenshot',
       toolCallId: 'call_1',
       attachments: [{ id: attachment.id, mediaType: 'image/png', bytes: IMAGE_BYTES.byteLength, name: 'shot.png' }],

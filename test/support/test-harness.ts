@@ -31,6 +31,8 @@ export interface TestHarnessOptions {
    * of the default {@link FakeOpenAiProvider} over `openai`.
    */
   provider?: WireFormat;
+  /** Where the server finds the built web console (default: beside `src/main.ts`, where there is none). */
+  consoleDir?: string;
 }
 
 /** What the harness needs of a fake model server. */
@@ -84,7 +86,7 @@ export async function startTestHarness(options: TestHarnessOptions = {}): Promis
   Object.assign(env, options.env);
   let harness: RunningHarness;
   try {
-    harness = await startHarness(loadHarnessConfig(env), { logger: false, tools: options.tools });
+    harness = await startHarness(loadHarnessConfig(env), { logger: false, tools: options.tools, consoleDir: options.consoleDir });
   } catch (error) {
     await provider.close();
     fs.rmSync(scratch, { recursive: true, force: true });

@@ -126,6 +126,7 @@ export class SessionsController {
 
 function toMessageView(record: MessageRecord): MessageView {
   const view: MessageView = { id: record.id, role: record.role, content: record.content, createdAt: record.createdAt };
+  if (record.executionId !== null) view.executionId = record.executionId;
   if (record.toolCalls) view.toolCalls = record.toolCalls;
   if (record.toolCallId) view.toolCallId = record.toolCallId;
   if (record.attachments && record.attachments.length > 0) view.attachments = record.attachments;

@@ -24,6 +24,9 @@ export class MessageView {
   @ApiProperty({ enum: ['system', 'user', 'assistant', 'tool'] })
   role!: string;
 
+  @ApiPropertyOptional({ description: "The run that wrote the message (its events carry it as `data.executionId`); absent for messages written outside a run." })
+  executionId?: string;
+
   @ApiProperty({ type: String, nullable: true, description: 'For tool messages exactly the content the model saw.' })
   content!: string | null;
 
