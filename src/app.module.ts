@@ -65,7 +65,9 @@ export class HarnessLifecycle implements OnModuleInit, BeforeApplicationShutdown
       );
     }
     // Waiting runs wait on (their waits expire on time); those whose waits all expired go on now.
-    this.deps.runs.adoptWaitingRuns(recoveredRuns.filter((recovered) => recovered.waiting));
+    this.deps.runs.adoptWaitingRuns(
+      recoveredRuns.filter((recovered) => recovered.waiting).map((recovered) => ({ ...recovered, ready: recovered.ready === true })),
+    );
     if (!config.cloudShell) return;
     if (!canOpenBeneath()) {
       process.stderr.write(

@@ -35,10 +35,11 @@ export interface RecoveredRun {
   /**
    * The run waits for a person (it had stored waits): recorded as `waiting`, its round left open
    * for the run to resume. Its other unfinished calls got the interrupted result, staged.
+   * Absent for a run that was closed.
    */
-  waiting: boolean;
+  waiting?: true;
   /** For a waiting run: every wait has its answer (some expired while the server was down), so it can resume now. */
-  ready: boolean;
+  ready?: boolean;
 }
 
 /**
@@ -64,7 +65,7 @@ export class RunRecovery {
 
   private recover(executionId: string, sessionId: number): RecoveredRun {
     const { messages, activities, runs } = this.deps;
-    const recovered: RecoveredRun = { executionId, sessionId, unansweredCalls: [], finishedCalls: [], waiting: false, ready: false };
+    const recovered: RecoveredRun = { executionId, sessionId, unansweredCalls: [], finishedCalls: [] };
     const stored = messages.listBySession(sessionId).filter((message) => message.executionId === executionId);
     const lastCalls = lastAssistantWithCalls(stored);
     if (lastCalls && this.keepWaiting(executionId, stored, lastCalls, recovered)) return recovered;

@@ -318,7 +318,9 @@ export class RunService {
     if (this.parked.get(parked.sessionId) !== parked || this.stopping !== null) return;
     const wait = this.deps.waits?.find(requestId);
     if (!wait || wait.answer !== null || !this.deps.waits?.setAnswer(requestId, expiredAnswer(wait))) return;
-    this.announceEnd(wait, 'expired', `no answer within ${wait.expiresAt - wait.createdAt} ms`);
+    const waitedMs = wait.expiresAt - wait.createdAt;
+    // The words the live wait would have used: a desktop request says it timed out.
+    this.announceEnd(wait, 'expired', wait.kind === 'local_tool' ? `Local tool '${wait.toolName}' timed out after ${waitedMs} ms` : `no answer within ${waitedMs} ms`);
     this.resumeWhenAnswered(parked);
   }
 
