@@ -54,12 +54,20 @@ export class HarnessLifecycle implements OnModuleInit, BeforeApplicationShutdown
     fs.mkdirSync(config.workspaceRoot, { recursive: true });
     // Before anything can start a run: close the runs a previous process left unfinished, so their
     // sessions take messages again and their conversations answer every tool call.
-    for (const recovered of recovery.recoverAll()) {
+    const recoveredRuns = recovery.recoverAll();
+    for (const recovered of recoveredRuns) {
       process.stderr.write(
-        `recovered run ${recovered.executionId} of session ${recovered.sessionId}, interrupted by a stop: ` +
-          `${recovered.unansweredCalls.length} unfinished tool call(s) closed with an error\n`,
+        recovered.waiting
+          ? `run ${recovered.executionId} of session ${recovered.sessionId} waits for a person across the restart` +
+              (recovered.ready ? ': its waits expired while the server was down, it goes on\n' : '\n')
+          : `recovered run ${recovered.executionId} of session ${recovered.sessionId}, interrupted by a stop: ` +
+              `${recovered.unansweredCalls.length} unfinished tool call(s) closed with an error\n`,
       );
     }
+    // Waiting runs wait on (their waits expire on time); those whose waits all expired go on now.
+    this.deps.runs.adoptWaitingRuns(
+      recoveredRuns.filter((recovered) => recovered.waiting).map((recovered) => ({ ...recovered, ready: recovered.ready === true })),
+    );
     if (!config.cloudShell) return;
     if (!canOpenBeneath()) {
       process.stderr.write(

@@ -38,7 +38,7 @@ describe('a server killed during a tool round', () => {
 
   const dbFile = () => path.join(scratch, 'harness.db');
   const start = async (): Promise<HttpClient> => {
-    server = spawnServer(fileServerEnv(scratch, TOKEN, provider.url));
+    server = spawnServer({ ...fileServerEnv(scratch, TOKEN, provider.url), HARNESS_CLOUD_SHELL: 'on', HARNESS_SHELL_ISOLATION: 'none' });
     const url = await waitUntilListening(server);
     const client = await WsTestClient.connect(url, TOKEN);
     clients.push(client);
@@ -51,15 +51,14 @@ describe('a server killed during a tool round', () => {
     provider.script({
       toolCalls: [
         { id: 'call_write', name: 'write_file', arguments: { path: 'kept.txt', content: 'written before the crash' } },
-        // Waits for an answer that never comes: the round is still running when the process dies.
-        { id: 'call_ask', name: 'ask_user_questions', arguments: { questions: [{ question: 'Go on?' }] } },
+        // Still running when the process dies. (A wait for a person would outlive it: waits-restart.e2e-spec.ts.)
+        { id: 'call_sleep', name: 'shell', arguments: { command: 'sleep 10' } },
       ],
     });
-    const posted = await api.post(`/api/sessions/${session.id}/messages`, { content: 'write then ask' });
+    const posted = await api.post(`/api/sessions/${session.id}/messages`, { content: 'write then sleep' });
     expect(posted.status).toBe(202);
     const executionId = posted.body.executionId as string;
     const watcher = clients[0];
-    await watcher.waitForRunEvent('ask_user_questions', executionId);
     await watcher.waitFor((event) => event.type === 'tool_call_result' && event.data.tool_call_id === 'call_write');
 
     server!.child.kill('SIGKILL');
@@ -74,7 +73,7 @@ describe('a server killed during a tool round', () => {
       tool_calls: row.tool_calls ? (JSON.parse(row.tool_calls) as Array<{ id: string }>) : undefined,
       tool_call_id: row.tool_call_id ?? undefined,
     }));
-    expect(openAiConversationProblem(strandedMessages)).toContain('did not have response messages: call_write, call_ask');
+    expect(openAiConversationProblem(strandedMessages)).toContain('did not have response messages: call_write, call_sleep');
     // The write had finished: its result was kept, staged for its round.
     expect(afterKill.prepare('SELECT tool_call_id FROM staged_tool_results').all()).toEqual([{ tool_call_id: 'call_write' }]);
     afterKill.close();
@@ -87,7 +86,7 @@ describe('a server killed during a tool round', () => {
       ['user', null],
       ['assistant', null],
       ['tool', 'call_write'],
-      ['tool', 'call_ask'],
+      ['tool', 'call_sleep'],
     ]);
     expect(messages[3].content).toBe('Tool execution failed: the server stopped before the call finished');
     expect(fs.readFileSync(path.join(scratch, 'workspaces', 'user-1', 'crash', 'kept.txt'), 'utf8')).toBe('written before the crash');
@@ -95,7 +94,7 @@ describe('a server killed during a tool round', () => {
     const activities = (await api.get(`/api/sessions/${session.id}/activities`)).body as Array<Record<string, unknown>>;
     expect(activities.map((activity) => [activity.toolCallId, activity.status])).toEqual([
       ['call_write', 'SUCCESS'],
-      ['call_ask', 'ERROR'],
+      ['call_sleep', 'ERROR'],
     ]);
 
     const stored = new Database(dbFile(), { readonly: true });
@@ -112,6 +111,6 @@ describe('a server killed during a tool round', () => {
     const end = await clients[1].waitFor((event) => ['message_end', 'error'].includes(event.type) && event.data.executionId === next.body.executionId);
     expect(end.type).toBe('message_end');
     const sent = provider.requests[1].body.messages;
-    expect(sent.filter((message) => message.role === 'tool').map((message) => message.tool_call_id)).toEqual(['call_write', 'call_ask']);
+    expect(sent.filter((message) => message.role === 'tool').map((message) => message.tool_call_id)).toEqual(['call_write', 'call_sleep']);
   });
 });

@@ -37,6 +37,10 @@ export interface HarnessConfig {
   toolTimeoutMs: number;
   /** `HARNESS_APPROVAL_TIMEOUT_MS`: how long a call waits for its owner's approval. */
   approvalTimeoutMs: number;
+  /** `HARNESS_QUESTION_TIMEOUT_MS`: how long `ask_user_questions` waits for its answer. */
+  questionTimeoutMs: number;
+  /** `HARNESS_LOCAL_TOOL_TIMEOUT_MS`: how long a LOCAL tool request waits for the desktop's answer, approval included. */
+  localToolTimeoutMs: number;
   /** `HARNESS_WS_SEND_BUFFER_BYTES`: most bytes held unsent for one WebSocket connection. */
   wsSendBufferBytes: number | null;
   cloudShell: boolean;
@@ -85,6 +89,8 @@ export function loadHarnessConfig(env: NodeJS.ProcessEnv = process.env): Harness
     },
     toolTimeoutMs: readTimerMilliseconds('HARNESS_TOOL_TIMEOUT_MS', env.HARNESS_TOOL_TIMEOUT_MS, 3_600_000),
     approvalTimeoutMs: readTimerMilliseconds('HARNESS_APPROVAL_TIMEOUT_MS', env.HARNESS_APPROVAL_TIMEOUT_MS, DEFAULT_APPROVAL_TIMEOUT_MS),
+    questionTimeoutMs: readTimerMilliseconds('HARNESS_QUESTION_TIMEOUT_MS', env.HARNESS_QUESTION_TIMEOUT_MS, 600_000),
+    localToolTimeoutMs: readTimerMilliseconds('HARNESS_LOCAL_TOOL_TIMEOUT_MS', env.HARNESS_LOCAL_TOOL_TIMEOUT_MS, 300_000),
     // Unset: the registry's own default (8 MiB).
     wsSendBufferBytes: readOptionalWholeNumber('HARNESS_WS_SEND_BUFFER_BYTES', env.HARNESS_WS_SEND_BUFFER_BYTES, 'bytes', 1),
     cloudShell: readSwitch('HARNESS_CLOUD_SHELL', env.HARNESS_CLOUD_SHELL),

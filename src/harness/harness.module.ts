@@ -19,6 +19,8 @@ import type { McpServerConfig } from './mcp/mcp-server-config';
 import { BackgroundTaskManager } from './runtime/background-task-manager';
 import { ApprovalRequests } from './tool/approval-requests';
 import { AskUserQuestionsRegistry } from './tool/ask-user-questions-registry';
+import { ResumedAnswers } from './tool/resumed-answers';
+import type { WaitStore } from './runtime/wait-store';
 import { DangerAssessor, LlmDangerClassifierModel } from './tool/danger-assessor';
 import { createBuiltinTools } from './tool/impl/builtin-tools';
 import { shellEnvironment } from './tool/impl/shell-environment';
@@ -43,12 +45,14 @@ export const CLIENT_CONNECTIONS = Symbol('ClientConnections');
 export const PERMISSION_LEVEL_LOOKUP = Symbol('PermissionLevelLookup');
 /** Token the host provides: where binary parts of tool results are kept, by id (an `AttachmentStore`). */
 export const ATTACHMENT_STORE = Symbol('AttachmentStore');
+/** Token the host provides: where waits for a person are kept while they wait (a `WaitStore`). */
+export const WAIT_STORE = Symbol('WaitStore');
 
 /** What `HarnessModule.forRoot` needs from its host. */
 export interface HarnessModuleOptions {
   /**
-   * Modules that export `TASK_STORE`, `PERMISSION_LEVEL_LOOKUP`, `ATTACHMENT_STORE` and
-   * `CLIENT_CONNECTIONS` (the server's: `PersistenceModule` and `StreamingWsModule`).
+   * Modules that export `TASK_STORE`, `PERMISSION_LEVEL_LOOKUP`, `ATTACHMENT_STORE`, `WAIT_STORE`
+   * and `CLIENT_CONNECTIONS` (the server's: `PersistenceModule` and `StreamingWsModule`).
    */
   imports: NonNullable<ModuleMetadata['imports']>;
 }
@@ -96,15 +100,18 @@ function harnessProviders(): Provider[] {
     { provide: ApprovalRegistry, useFactory: () => new ApprovalRegistry() },
     {
       provide: LocalToolExecutor,
-      useFactory: (localSessions: LocalToolSessionRegistry, approvals: ApprovalRegistry) => new LocalToolExecutor(localSessions, approvals),
-      inject: [LocalToolSessionRegistry, ApprovalRegistry],
+      useFactory: (localSessions: LocalToolSessionRegistry, approvals: ApprovalRegistry, config: HarnessConfig, waits: WaitStore) =>
+        new LocalToolExecutor(localSessions, approvals, { timeoutMs: config.localToolTimeoutMs, waits }),
+      inject: [LocalToolSessionRegistry, ApprovalRegistry, HARNESS_CONFIG, WAIT_STORE],
     },
     { provide: AskUserQuestionsRegistry, useFactory: () => new AskUserQuestionsRegistry() },
+    { provide: ResumedAnswers, useFactory: () => new ResumedAnswers() },
     {
       // CLOUD approvals reach the session owner's clients the way questions do (and are logged).
       provide: ApprovalRequests,
-      useFactory: (localSessions: LocalToolSessionRegistry, config: HarnessConfig) => new ApprovalRequests(localSessions, { timeoutMs: config.approvalTimeoutMs }),
-      inject: [LocalToolSessionRegistry, HARNESS_CONFIG],
+      useFactory: (localSessions: LocalToolSessionRegistry, config: HarnessConfig, waits: WaitStore) =>
+        new ApprovalRequests(localSessions, { timeoutMs: config.approvalTimeoutMs, waits }),
+      inject: [LocalToolSessionRegistry, HARNESS_CONFIG, WAIT_STORE],
     },
     { provide: OpenAiLlmAdapter, useFactory: () => new OpenAiLlmAdapter() },
     { provide: AnthropicLlmAdapter, useFactory: () => new AnthropicLlmAdapter() },
@@ -152,9 +159,14 @@ function harnessProviders(): Provider[] {
         backgroundTasks: BackgroundTaskManager,
         attachments: AttachmentStore,
         approvals: ApprovalRequests,
+        waits: WaitStore,
+        resumedAnswers: ResumedAnswers,
       ) =>
         new ToolDispatcher({
           approvals,
+          waits,
+          resumedAnswers,
+          askTimeoutMs: config.questionTimeoutMs,
           registry,
           localExecutor,
           localSessions,
@@ -177,6 +189,8 @@ function harnessProviders(): Provider[] {
         BackgroundTaskManager,
         ATTACHMENT_STORE,
         ApprovalRequests,
+        WAIT_STORE,
+        ResumedAnswers,
       ],
     },
     {

@@ -10,6 +10,7 @@ import { McpClientManager } from '../harness/mcp/mcp-client-manager';
 import type { McpServerConfig } from '../harness/mcp/mcp-server-config';
 import { BackgroundTaskManager } from '../harness/runtime/background-task-manager';
 import { AskUserQuestionsRegistry } from '../harness/tool/ask-user-questions-registry';
+import { ResumedAnswers } from '../harness/tool/resumed-answers';
 import { ToolRegistry } from '../harness/tool/tool-registry';
 import { TokenAuthenticator } from './auth/token-authenticator';
 import { AttachmentsController } from './http/attachments.controller';
@@ -25,6 +26,7 @@ import { MessageRepository } from './persistence/message-repository';
 import { PersistenceModule } from './persistence/persistence.module';
 import { RunRepository } from './persistence/run-repository';
 import { SessionRepository } from './persistence/session-repository';
+import { WaitRepository } from './persistence/wait-repository';
 import { RunRecovery } from './run/run-recovery';
 import { RunService } from './run/run.service';
 import { SessionDeleter } from './service/session-deleter';
@@ -72,9 +74,9 @@ export class SessionModule {
         },
         {
           provide: RunRecovery,
-          useFactory: (database: HarnessDatabase, runs: RunRepository, messages: MessageRepository, activities: ActivityRepository) =>
-            new RunRecovery({ database, runs, messages, activities }),
-          inject: [HarnessDatabase, RunRepository, MessageRepository, ActivityRepository],
+          useFactory: (database: HarnessDatabase, runs: RunRepository, messages: MessageRepository, activities: ActivityRepository, waits: WaitRepository) =>
+            new RunRecovery({ database, runs, messages, activities, waits }),
+          inject: [HarnessDatabase, RunRepository, MessageRepository, ActivityRepository, WaitRepository],
         },
         {
           provide: RunService,
@@ -90,6 +92,8 @@ export class SessionModule {
             askUserQuestions: AskUserQuestionsRegistry,
             sessionTools: SessionToolProvider,
             modelConfig: LlmModelConfig,
+            waits: WaitRepository,
+            resumedAnswers: ResumedAnswers,
           ) =>
             new RunService({
               agentLoop,
@@ -103,6 +107,8 @@ export class SessionModule {
               askUserQuestions,
               sessionTools,
               modelConfig,
+              waits,
+              resumedAnswers,
               logger: new Logger('RunService'),
             }),
           inject: [
@@ -117,6 +123,8 @@ export class SessionModule {
             AskUserQuestionsRegistry,
             SessionToolProvider,
             LLM_MODEL_CONFIG,
+            WaitRepository,
+            ResumedAnswers,
           ],
         },
         {

@@ -57,6 +57,19 @@ export interface AgentLoopDeps {
   logger?: AgentLoopLogger;
 }
 
+/**
+ * The round a run was waiting in when its process stopped: the calls of the conversation's last
+ * assistant message, the results some of them already have, and which of those the run's
+ * watchers were already shown.
+ */
+export interface PendingRound {
+  calls: ToolCall[];
+  /** Results that stand, by call id; every other call is dispatched. */
+  settled: ReadonlyMap<string, ToolResult>;
+  /** Calls whose `tool_call_result` was already sent (and recorded): not announced again. */
+  announced: ReadonlySet<string>;
+}
+
 /** The content a call gets when the run is cancelled before the call finishes. */
 export const TOOL_CANCELLED_RESULT = 'Tool execution cancelled: the run was cancelled before the tool finished';
 
@@ -100,6 +113,32 @@ export class AgentLoop {
     listener: AgentEventListener,
     persistence?: AgentRunPersistence,
   ): Promise<AgentRunOutcome> {
+    return this.drive(context, listener, persistence, null);
+  }
+
+  /**
+   * Goes on with a run whose process stopped while it waited in a round: `context.messages` is
+   * the stored conversation, ending with the round's assistant message. The round's calls
+   * without a result are dispatched (the dispatcher settles answered waits from what it was
+   * given), the round is applied in call order as always, and the run continues to its end as
+   * `execute` would have. A run already cancelled closes the round with the cancelled result for
+   * those calls and ends.
+   */
+  async resume(
+    context: AgentExecutionContext,
+    listener: AgentEventListener,
+    persistence: AgentRunPersistence | undefined,
+    round: PendingRound,
+  ): Promise<AgentRunOutcome> {
+    return this.drive(context, listener, persistence, round);
+  }
+
+  private async drive(
+    context: AgentExecutionContext,
+    listener: AgentEventListener,
+    persistence: AgentRunPersistence | undefined,
+    pending: PendingRound | null,
+  ): Promise<AgentRunOutcome> {
     const notify = this.notifierFor(listener);
     let usage: ChatUsage | null = null;
     let rounds = 0;
@@ -117,6 +156,7 @@ export class AgentLoop {
     };
 
     try {
+      if (pending !== null) await this.executeToolCalls(context, pending.calls, notify, persistence, pending);
       while (rounds < context.maxRounds) {
         if (context.isCancelled) return end('cancelled');
         await this.injectBackgroundResults(context, persistence);
@@ -187,11 +227,15 @@ export class AgentLoop {
     toolCalls: ToolCall[],
     notify: Notifier,
     persistence?: AgentRunPersistence,
+    resumed?: PendingRound,
   ): Promise<void> {
     // A run cancelled as the answer ended starts none of its calls.
     const startedAt = performance.now();
     const schedule = new RoundSchedule();
     const running = toolCalls.map((call) => {
+      // A resumed round's results stand, cancelled or not; they were stored as their calls finished.
+      const settled = resumed?.settled.get(call.id);
+      if (settled !== undefined) return { promise: Promise.resolve(settled), settled: { value: settled } };
       if (context.isCancelled) return null;
       const invocation = this.invocationFor(context, call, notify);
       const allowed = context.isToolAllowed(call.function.name);
@@ -211,6 +255,7 @@ export class AgentLoop {
       const result = settled === ABORTED ? cancelledResult(call.id, Math.round(performance.now() - startedAt)) : settled;
       const meta = toToolResultMeta(result);
       toolMessages.push(context.addToolResult(call.id, call.function.name, result.content, result.status === 'error', messageExtras(result)));
+      if (resumed?.announced.has(call.id)) continue;
       notify('onToolCallResult', (l) => l.onToolCallResult(call.id, result.content, meta));
     }
     await save(() => persistence?.saveToolMessages(toolMessages));

@@ -2,10 +2,21 @@ import type { ApprovalRegistry } from './approval-registry';
 import { LocalToolTimeoutError } from './local-errors';
 import type { LocalToolSessionRegistry } from './local-tool-session-registry';
 import { errorMessage } from '../runtime/error-message';
+import type { WaitStore } from '../runtime/wait-store';
 
 export interface LocalToolExecutorOptions {
   /** How long to wait for the desktop's answer, approval time included (default 5 minutes). */
   timeoutMs?: number;
+  /** Where each request is kept while it waits, so that it outlives the process (requests made in a run). */
+  waits?: WaitStore | null;
+  now?: () => number;
+}
+
+/** The call a request is made for, when it is made in a run: what keeping the request needs. */
+export interface LocalToolCall {
+  executionId: string;
+  toolCallId: string;
+  ownerUserId: number;
 }
 
 const DEFAULT_TIMEOUT_MS = 300_000;
@@ -17,6 +28,8 @@ const DEFAULT_TIMEOUT_MS = 300_000;
  */
 export class LocalToolExecutor {
   private readonly timeoutMs: number;
+  private readonly waits: WaitStore | null;
+  private readonly now: () => number;
 
   constructor(
     private readonly registry: LocalToolSessionRegistry,
@@ -24,6 +37,8 @@ export class LocalToolExecutor {
     options: LocalToolExecutorOptions = {},
   ) {
     this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.waits = options.waits ?? null;
+    this.now = options.now ?? Date.now;
   }
 
   /**
@@ -38,6 +53,7 @@ export class LocalToolExecutor {
     workspace: string | null,
     needApproval: boolean,
     dangerReason: string | null,
+    call?: LocalToolCall,
   ): Promise<string> {
     let sent: { requestId: string; promise: Promise<string> };
     try {
@@ -47,6 +63,24 @@ export class LocalToolExecutor {
     }
     const { requestId, promise } = sent;
     if (needApproval) this.approvals.register(requestId, { sessionId, toolName, dangerReason });
+    if (call) {
+      const createdAt = this.now();
+      this.waits?.save({
+        requestId,
+        kind: 'local_tool',
+        sessionId,
+        executionId: call.executionId,
+        toolCallId: call.toolCallId,
+        toolName,
+        argumentsJson,
+        ownerUserId: call.ownerUserId,
+        eventType: 'tool_request',
+        // As `sendToolRequest` sent it.
+        eventData: { requestId, toolName, arguments: argumentsJson, workspace, needApproval, dangerReason },
+        createdAt,
+        expiresAt: createdAt + this.timeoutMs,
+      });
+    }
     const timer = setTimeout(() => {
       this.registry.failRequest(requestId, new LocalToolTimeoutError(requestId, toolName, this.timeoutMs));
     }, this.timeoutMs);
@@ -59,6 +93,7 @@ export class LocalToolExecutor {
     } finally {
       clearTimeout(timer);
       if (needApproval) this.approvals.resolve(requestId);
+      if (call) this.waits?.remove(requestId);
     }
   }
 }

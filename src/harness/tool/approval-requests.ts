@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { WaitStore } from '../runtime/wait-store';
 import { parseToolArguments } from './tool-arguments';
 
 /** Where approval requests go: the session owner's client connections (and the session's event log). */
@@ -53,6 +54,8 @@ export interface ApprovalRequestsOptions {
   timeoutMs?: number;
   now?: () => number;
   newId?: () => string;
+  /** Where each request is kept while it waits, so that it outlives the process (requests made in a run). */
+  waits?: WaitStore | null;
 }
 
 interface Entry {
@@ -74,6 +77,7 @@ export class ApprovalRequests {
   private readonly now: () => number;
   private readonly newId: () => string;
   private readonly entries = new Map<string, Entry>();
+  private readonly waits: WaitStore | null;
 
   constructor(
     private readonly channel: ApprovalChannel,
@@ -82,6 +86,7 @@ export class ApprovalRequests {
     this.timeoutMs = options.timeoutMs ?? DEFAULT_APPROVAL_TIMEOUT_MS;
     this.now = options.now ?? Date.now;
     this.newId = options.newId ?? randomUUID;
+    this.waits = options.waits ?? null;
   }
 
   /**
@@ -90,7 +95,7 @@ export class ApprovalRequests {
    * client that comes back finds it in the session's event log.
    */
   request(
-    call: { sessionId: number; ownerUserId: number; toolCallId: string; toolName: string; argumentsJson: string; reason: string; executionId?: string },
+    call: { sessionId: number; ownerUserId: number; toolCallId: string; toolName: string; argumentsJson: string; reason: string; executionId?: string | null },
     signal?: AbortSignal,
   ): Promise<ApprovalAnswer> {
     if (signal?.aborted) return Promise.resolve({ outcome: 'withdrawn', message: 'the run was cancelled' });
@@ -98,7 +103,14 @@ export class ApprovalRequests {
       return Promise.resolve({ outcome: 'undelivered', message: "no client of the session's owner is connected to approve it" });
     }
     const createdAt = this.now();
-    const request: PendingApproval = { ...call, requestId: this.newId(), createdAt, expiresAt: createdAt + this.timeoutMs };
+    const { executionId, ...asked } = call;
+    const request: PendingApproval = {
+      ...asked,
+      ...(executionId ? { executionId } : {}),
+      requestId: this.newId(),
+      createdAt,
+      expiresAt: createdAt + this.timeoutMs,
+    };
     return new Promise<ApprovalAnswer>((resolve) => {
       const timer = setTimeout(() => settle({ outcome: 'expired', message: `no answer within ${this.timeoutMs} ms` }), this.timeoutMs);
       timer.unref();
@@ -106,6 +118,7 @@ export class ApprovalRequests {
       const settle = (answer: ApprovalAnswer): void => {
         if (this.entries.get(request.requestId)?.request !== request) return;
         this.entries.delete(request.requestId);
+        this.waits?.remove(request.requestId);
         clearTimeout(timer);
         signal?.removeEventListener('abort', onAbort);
         const data: Record<string, unknown> = { requestId: request.requestId, outcome: answer.outcome };
@@ -117,14 +130,25 @@ export class ApprovalRequests {
       };
       this.entries.set(request.requestId, { request, settle });
       signal?.addEventListener('abort', onAbort, { once: true });
-      const delivered = this.channel.sendToSession(request.sessionId, 'approval_request', {
-        requestId: request.requestId,
-        toolCallId: request.toolCallId,
-        toolName: request.toolName,
-        arguments: request.argumentsJson,
-        reason: request.reason,
-        expiresAt: new Date(request.expiresAt).toISOString(),
-      });
+      const event = approvalRequestEvent(request);
+      // Kept before it is sent: a process that dies once the person has seen it still has it.
+      if (executionId) {
+        this.waits?.save({
+          requestId: request.requestId,
+          kind: 'approval',
+          sessionId: request.sessionId,
+          executionId,
+          toolCallId: request.toolCallId,
+          toolName: request.toolName,
+          argumentsJson: request.argumentsJson,
+          ownerUserId: request.ownerUserId,
+          eventType: 'approval_request',
+          eventData: event,
+          createdAt: request.createdAt,
+          expiresAt: request.expiresAt,
+        });
+      }
+      const delivered = this.channel.sendToSession(request.sessionId, 'approval_request', event);
       if (delivered === 0) settle({ outcome: 'undelivered', message: "no client of the session's owner took the request" });
     });
   }
@@ -147,6 +171,11 @@ export class ApprovalRequests {
     return null;
   }
 
+  /** Whether this process waits on the request (a request that outlived an earlier process does not count). */
+  knows(requestId: string): boolean {
+    return this.entries.has(requestId);
+  }
+
   /** The session's waiting requests, oldest first (copies). */
   pending(sessionId: number): PendingApproval[] {
     return [...this.entries.values()].filter((entry) => entry.request.sessionId === sessionId).map((entry) => ({ ...entry.request }));
@@ -160,11 +189,23 @@ export class ApprovalRequests {
   }
 }
 
+/** The data of the `approval_request` event for a request. */
+function approvalRequestEvent(request: PendingApproval): Record<string, unknown> {
+  return {
+    requestId: request.requestId,
+    toolCallId: request.toolCallId,
+    toolName: request.toolName,
+    arguments: request.argumentsJson,
+    reason: request.reason,
+    expiresAt: new Date(request.expiresAt).toISOString(),
+  };
+}
+
 /**
  * Whether echoed arguments are the stored ones: the same text, or the same JSON value (key
  * order aside).
  */
-function sameArguments(echoed: unknown, storedJson: string): boolean {
+export function sameArguments(echoed: unknown, storedJson: string): boolean {
   if (typeof echoed === 'string') return echoed === storedJson || canonical(parseOrSelf(echoed)) === canonical(parseOrSelf(storedJson));
   return canonical(echoed) === canonical(parseOrSelf(storedJson));
 }

@@ -30,6 +30,8 @@ import type { ToolRegistry } from './tool-registry';
 import { executorFor } from './tool-routing';
 import { normalizeToolResult, type ToolResult } from './tool-result';
 import { errorMessage } from '../runtime/error-message';
+import type { WaitStore } from '../runtime/wait-store';
+import type { ResumedAnswer, ResumedAnswers } from './resumed-answers';
 
 export { ASK_USER_QUESTIONS_TOOL, DESKTOP_BUILTIN_TOOLS, SERVER_ONLY_TOOLS, SHELL_TOOL, WRITE_TOOLS } from './tool-capabilities';
 export { MCP_TOOL_PREFIX } from './mcp-tool-name';
@@ -57,6 +59,10 @@ export interface ToolDispatcherDeps {
   approvals?: ApprovalRequests | null;
   /** How long `ask_user_questions` waits for an answer (default 10 minutes). */
   askTimeoutMs?: number;
+  /** Where questions asked in a run are kept while they wait, so that they outlive the process. */
+  waits?: WaitStore | null;
+  /** Answers to waits that outlived their process, which settle their calls when a run resumes. */
+  resumedAnswers?: ResumedAnswers | null;
   /**
    * The longest any call may take before its signal fires and it is answered with an error
    * (`HARNESS_TOOL_TIMEOUT_MS`); null or absent: no dispatcher-wide deadline, each executor
@@ -111,6 +117,8 @@ export class ToolDispatcher implements ToolInvocationDispatcher {
   private readonly backgroundTasks: BackgroundTaskManager | null;
   private readonly approvals: ApprovalRequests | null;
   private readonly askTimeoutMs: number;
+  private readonly waits: WaitStore | null;
+  private readonly resumedAnswers: ResumedAnswers | null;
   private readonly callTimeoutMs: number | null;
   private readonly attachments: AttachmentStore | null;
   private readonly outputBudget: ToolOutputBudget | null;
@@ -127,6 +135,8 @@ export class ToolDispatcher implements ToolInvocationDispatcher {
     this.backgroundTasks = deps.backgroundTasks ?? null;
     this.approvals = deps.approvals ?? null;
     this.askTimeoutMs = deps.askTimeoutMs ?? 10 * 60_000;
+    this.waits = deps.waits ?? null;
+    this.resumedAnswers = deps.resumedAnswers ?? null;
     this.callTimeoutMs = deps.callTimeoutMs ?? null;
     this.attachments = deps.attachments ?? null;
     this.outputBudget = deps.outputBudget ?? null;
@@ -320,6 +330,8 @@ export class ToolDispatcher implements ToolInvocationDispatcher {
   /** The full path: `ask_user_questions`, then wherever `executorFor` says the call runs. */
   private async route(call: ResolvedCall): Promise<ToolReturn> {
     const { invocation } = call;
+    const resumed = this.resumedAnswers?.take(invocation.executionId, invocation.callId);
+    if (resumed !== undefined) return this.settleResumed(call, resumed);
     if (invocation.toolName === ASK_USER_QUESTIONS_TOOL) return this.askUser(invocation);
     const executor = executorFor(call.descriptor, invocation.toolName, invocation.executionMode);
     if (invocation.executionMode === 'LOCAL' && executor === 'desktop') return this.runOnDesktop(call);
@@ -342,6 +354,24 @@ export class ToolDispatcher implements ToolInvocationDispatcher {
     return callTool(tool, invocation.argumentsJson, invocation.sessionId, invocation.executionUserId ?? invocation.userId, invocation.workspace);
   }
 
+  /**
+   * A call whose wait outlived its process, settled by the answer it got: what the call would
+   * have returned had the process lived — an approved call runs without being asked about again.
+   */
+  private async settleResumed(call: ResolvedCall, answer: ResumedAnswer): Promise<ToolReturn> {
+    const { invocation, tool } = call;
+    switch (answer.kind) {
+      case 'approval':
+        if (answer.outcome !== 'approved') return errorOutput(refusalMessage(invocation.toolName, answer.reason, answer));
+        if (!tool) throw new UnknownToolError(invocation.toolName);
+        return callTool(tool, invocation.argumentsJson, invocation.sessionId, invocation.executionUserId ?? invocation.userId, invocation.workspace);
+      case 'question':
+        return 'answers' in answer ? JSON.stringify({ answers: answer.answers }) : JSON.stringify({ error: `The questions were not answered: ${answer.error}` });
+      case 'local_tool':
+        return answer.result;
+    }
+  }
+
   /** The legacy light forms: a registry tool, with at most a workspace. */
   private async runRegistryTool(invocation: ToolInvocation): Promise<ToolReturn> {
     const tool = this.registry.get(invocation.toolName);
@@ -359,15 +389,7 @@ export class ToolDispatcher implements ToolInvocationDispatcher {
       return errorOutput(`'${toolName}' needs approval (${reason}), and this server has no way to ask for it; the call did not run`);
     }
     const answer = await this.approvals.request(
-      {
-        sessionId,
-        ownerUserId: userId,
-        toolCallId: invocation.callId,
-        toolName,
-        argumentsJson: invocation.argumentsJson,
-        reason,
-        ...(invocation.executionId ? { executionId: invocation.executionId } : {}),
-      },
+      { sessionId, ownerUserId: userId, toolCallId: invocation.callId, toolName, argumentsJson: invocation.argumentsJson, reason, executionId: invocation.executionId },
       ToolCallContext.signal() ?? invocation.signal,
     );
     return answer.outcome === 'approved' ? null : errorOutput(refusalMessage(toolName, reason, answer));
@@ -386,7 +408,10 @@ export class ToolDispatcher implements ToolInvocationDispatcher {
     if (verdict.action === 'refuse') return errorOutput(verdict.reason);
     const needApproval = verdict.action === 'ask';
     const reason = verdict.action === 'ask' ? verdict.reason : null;
-    const work = (): Promise<string> => this.localExecutor!.execute(sessionId, toolName, argumentsJson, workspace, needApproval, reason);
+    const owner = invocation.userId;
+    // Kept while it waits when it is a call of a run (a background command is not: nothing waits for it).
+    const kept = invocation.executionId && owner !== null && !isAsyncShell(argumentsJson) ? { executionId: invocation.executionId, toolCallId: invocation.callId, ownerUserId: owner } : undefined;
+    const work = (): Promise<string> => this.localExecutor!.execute(sessionId, toolName, argumentsJson, workspace, needApproval, reason, kept);
     if (toolName === SHELL_TOOL && this.backgroundTasks && isAsyncShell(argumentsJson)) {
       const taskId = this.backgroundTasks.start(sessionId, `shell: ${readShellCommand(argumentsJson) ?? ''}`, work());
       return JSON.stringify({
@@ -425,12 +450,31 @@ export class ToolDispatcher implements ToolInvocationDispatcher {
     const answer = registry.wait(requestId, this.askTimeoutMs);
     const data: Record<string, unknown> = { requestId, questions: parsed.questions };
     if (parsed.metadata !== undefined) data.metadata = parsed.metadata;
+    const kept = invocation.executionId != null && invocation.userId !== null;
+    if (kept) {
+      const createdAt = Date.now();
+      this.waits?.save({
+        requestId,
+        kind: 'question',
+        sessionId,
+        executionId: invocation.executionId!,
+        toolCallId: invocation.callId,
+        toolName: invocation.toolName,
+        argumentsJson,
+        ownerUserId: invocation.userId!,
+        eventType: 'ask_user_questions',
+        eventData: data,
+        createdAt,
+        expiresAt: createdAt + this.askTimeoutMs,
+      });
+    }
     // Every client that showed the questions closing means nobody can answer them: stop waiting.
     const delivery = sessions.sendWatched(sessionId, 'ask_user_questions', data, () => {
       registry.cancel(requestId, 'the client disconnected before answering');
     });
     if (delivery.delivered === 0) {
       registry.cancel(requestId, 'no client received the questions');
+      if (kept) this.waits?.remove(requestId);
       await answer.catch(() => undefined);
       return NO_QUESTION_CLIENT;
     }
@@ -441,13 +485,14 @@ export class ToolDispatcher implements ToolInvocationDispatcher {
       const message = errorMessage(error);
       return JSON.stringify({ error: `The questions were not answered: ${message}` });
     } finally {
+      if (kept) this.waits?.remove(requestId);
       delivery.release();
     }
   }
 }
 
 /** What the model reads when an asked call does not run. */
-function refusalMessage(toolName: string, reason: string, answer: ApprovalAnswer): string {
+function refusalMessage(toolName: string, reason: string, answer: Pick<ApprovalAnswer, 'outcome' | 'message'>): string {
   const said = answer.message ? `: ${answer.message}` : '';
   switch (answer.outcome) {
     case 'denied':

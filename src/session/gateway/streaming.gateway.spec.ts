@@ -31,7 +31,7 @@ function setup() {
     new AskUserQuestionsRegistry(),
     new ApprovalRequests(localSessions),
     sessions,
-    {} as RunService,
+    NO_WAITING_RUNS,
   );
   const connect = (socket: FakeWsConnection, token = TOKEN) =>
     gateway.handleConnection(socket as unknown as WebSocket, { url: `/ws?token=${token}` } as IncomingMessage);
@@ -43,6 +43,9 @@ function setup() {
 
 const toolRequest = { toolName: 'read_file', argumentsJson: '{"path":"a.txt"}', workspace: null, needApproval: false, dangerReason: null };
 
+
+/** Runs with no wait kept across a restart: nothing to send a connecting client. */
+const NO_WAITING_RUNS = { waitEventsFor: () => [] } as unknown as RunService;
 describe('StreamingGateway', () => {
   it('closes a connection with an unknown token with 4401 and registers nothing', () => {
     const { registry, connect } = setup();
@@ -57,7 +60,7 @@ describe('StreamingGateway', () => {
     try {
       const registry = new StreamingWsRegistry();
       const build = (localSessions: LocalToolSessionRegistry) =>
-        new StreamingGateway(new TokenAuthenticator(new Map()), registry, localSessions, new AskUserQuestionsRegistry(), new ApprovalRequests(localSessions), {} as SessionService, {} as RunService);
+        new StreamingGateway(new TokenAuthenticator(new Map()), registry, localSessions, new AskUserQuestionsRegistry(), new ApprovalRequests(localSessions), {} as SessionService, NO_WAITING_RUNS);
       build(new LocalToolSessionRegistry({ clients: registry }));
       expect(errors).not.toHaveBeenCalled();
       build(new LocalToolSessionRegistry());
@@ -182,7 +185,7 @@ describe('StreamingGateway', () => {
         new AskUserQuestionsRegistry(),
         new ApprovalRequests(new LocalToolSessionRegistry({ clients: registry })),
         sessions,
-        {} as RunService,
+        NO_WAITING_RUNS,
       );
       const socket = new FakeWsConnection();
       gateway.handleConnection(socket as unknown as WebSocket, { url: `/ws?token=${TOKEN}` } as IncomingMessage);

@@ -68,6 +68,8 @@ export class StreamingGateway implements OnGatewayConnection, OnGatewayDisconnec
     }
     const connectionId = this.deps.registry.add(userId, client);
     client.on('error', (error) => this.logger.warn(`connection ${connectionId}: ${error.message}`));
+    // Runs that wait for this user since a restart: the waits again, as they were first sent.
+    for (const event of this.deps.runs.waitEventsFor(userId)) this.deps.registry.send(client, event);
   }
 
   /** The registry tells the LOCAL side: requests and questions only this connection held end. */
@@ -85,6 +87,10 @@ export class StreamingGateway implements OnGatewayConnection, OnGatewayDisconnec
       const result = requireField(frame, 'result', 'string');
       if (!result.ok) return result.message;
       if (sessionId === null) return `Session ${String(frame.sessionId)} not found`;
+      if (this.deps.localSessions.sessionOfRequest(requestId.value) === undefined) {
+        // Not a request of this process: perhaps one that a run kept across a restart.
+        return this.deps.runs.answerWait({ kind: 'local_tool', userId: connection.userId, sessionId, requestId: requestId.value, result: result.value });
+      }
       if (this.deps.localSessions.sessionOfRequest(requestId.value) !== sessionId
         || !this.deps.localSessions.completeRequest(requestId.value, result.value, connection.userId, connection.id)) {
         return `No pending tool request '${requestId.value}' for session ${sessionId}`;
@@ -101,6 +107,9 @@ export class StreamingGateway implements OnGatewayConnection, OnGatewayDisconnec
       if (!requestId.ok) return requestId.message;
       if (!('answers' in frame)) return "ask_user_answer frame needs field 'answers'";
       if (sessionId === null) return `Session ${String(frame.sessionId)} not found`;
+      if (this.deps.askUserQuestions.sessionOf(requestId.value) === undefined) {
+        return this.deps.runs.answerWait({ kind: 'question', userId: connection.userId, sessionId, requestId: requestId.value, answers: frame.answers });
+      }
       if (this.deps.askUserQuestions.sessionOf(requestId.value) !== sessionId
         || !this.deps.askUserQuestions.complete(requestId.value, frame.answers)) {
         return `No pending questions '${requestId.value}' for session ${sessionId}`;
@@ -123,13 +132,28 @@ export class StreamingGateway implements OnGatewayConnection, OnGatewayDisconnec
       if (typeof frame.approved !== 'boolean') return "approval_response frame needs field 'approved' (true or false)";
       if (frame.message !== undefined && typeof frame.message !== 'string') return "approval_response field 'message' must be a string";
       if (sessionId === null) return `Session ${String(frame.sessionId)} not found`;
+      const message = typeof frame.message === 'string' ? { message: frame.message.slice(0, MAX_APPROVAL_MESSAGE_CHARS) } : {};
+      const echoesArguments = Object.prototype.hasOwnProperty.call(frame, 'arguments');
+      if (!this.deps.approvals.knows(requestId.value)) {
+        // Not a request of this process: perhaps one that a run kept across a restart.
+        return this.deps.runs.answerWait({
+          kind: 'approval',
+          userId: connection.userId,
+          sessionId,
+          requestId: requestId.value,
+          approved: frame.approved,
+          ...message,
+          echoesArguments,
+          ...(echoesArguments ? { arguments: frame.arguments } : {}),
+        });
+      }
       return this.deps.approvals.answer({
         userId: connection.userId,
         sessionId,
         requestId: requestId.value,
         approved: frame.approved,
-        ...(typeof frame.message === 'string' ? { message: frame.message.slice(0, MAX_APPROVAL_MESSAGE_CHARS) } : {}),
-        ...(Object.prototype.hasOwnProperty.call(frame, 'arguments') ? { arguments: frame.arguments } : {}),
+        ...message,
+        ...(echoesArguments ? { arguments: frame.arguments } : {}),
       });
     });
   }

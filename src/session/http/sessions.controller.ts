@@ -23,6 +23,7 @@ import { CreateSessionDto } from './dto/create-session.dto';
 import { ErrorView } from './dto/error.view';
 import { ActivityView, MessageView } from './dto/history.view';
 import { ListSessionsDto } from './dto/list-sessions.dto';
+import { PendingWaitView } from './dto/pending-wait.view';
 import { PostMessageDto } from './dto/post-message.dto';
 import { RunCancelledView, RunStartedView, SessionPageView, SessionView } from './dto/session.view';
 import { UpdateSessionDto } from './dto/update-session.dto';
@@ -107,6 +108,18 @@ export class SessionsController {
   cancel(@CurrentUser() userId: number, @Param('id', SESSION_ID_PIPE) id: number): RunCancelledView {
     this.sessions.getOwned(id, userId);
     return { cancelled: this.runs.cancel(id) };
+  }
+
+  @Get(':id/pending')
+  @ApiOperation({
+    summary: "The session's waits for a person (approvals, questions, desktop tool requests), oldest first",
+    description: 'Each with the event its person was sent, as it was sent; they outlive a restart of the server.',
+  })
+  @ApiOkResponse({ type: [PendingWaitView] })
+  @ApiNotFoundResponse({ type: ErrorView })
+  pending(@CurrentUser() userId: number, @Param('id', SESSION_ID_PIPE) id: number): PendingWaitView[] {
+    this.sessions.getOwned(id, userId);
+    return this.runs.pendingWaits(id);
   }
 
   @Get(':id/messages')

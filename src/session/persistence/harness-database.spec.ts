@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { HarnessDatabase, SCHEMA_VERSION } from './harness-database';
 import { SchemaVersionError } from './persistence-errors';
 
-const TABLES = ['activities', 'attachments', 'messages', 'runs', 'session_events', 'sessions', 'staged_tool_results', 'tasks'];
+const TABLES = ['activities', 'attachments', 'messages', 'pending_waits', 'runs', 'session_events', 'sessions', 'staged_tool_results', 'tasks'];
 
 describe('HarnessDatabase', () => {
   let dir: string;

@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { SchemaVersionError } from './persistence-errors';
 
 /** The schema this build writes; stored in `PRAGMA user_version`. Later migrations step it up. */
-export const SCHEMA_VERSION = 5;
+export const SCHEMA_VERSION = 6;
 
 const SCHEMA_V1 = `
 CREATE TABLE IF NOT EXISTS sessions (
@@ -125,6 +125,30 @@ ALTER TABLE staged_tool_results ADD COLUMN attachments TEXT NULL;`,
 );
 -- A user's sessions, newest first (GET /api/sessions) and by workspace name (DELETE).
 CREATE INDEX IF NOT EXISTS idx_sessions_user ON sessions(user_id, id);`,
+  },
+  // Runs waiting for a person (an approval, a question, a desktop tool request): each wait as it
+  // was created — the event the person was sent, who may answer, when it expires — so that the
+  // run outlives its process. A row is removed when its wait ends; \`answer\` holds the answer of a
+  // wait whose run has not resumed yet (JSON).
+  {
+    version: 6,
+    sql: `CREATE TABLE IF NOT EXISTS pending_waits (
+  request_id    TEXT    PRIMARY KEY,
+  kind          TEXT    NOT NULL CHECK (kind IN ('approval', 'question', 'local_tool')),
+  session_id    INTEGER NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+  execution_id  TEXT    NOT NULL REFERENCES runs(execution_id) ON DELETE CASCADE,
+  tool_call_id  TEXT    NOT NULL,
+  tool_name     TEXT    NOT NULL,
+  arguments     TEXT    NOT NULL,
+  owner_user_id INTEGER NOT NULL,
+  event_type    TEXT    NOT NULL,
+  event_data    TEXT    NOT NULL,
+  created_at    INTEGER NOT NULL,
+  expires_at    INTEGER NOT NULL,
+  answer        TEXT    NULL
+);
+CREATE INDEX IF NOT EXISTS idx_pending_waits_session ON pending_waits(session_id, created_at);
+CREATE INDEX IF NOT EXISTS idx_pending_waits_execution ON pending_waits(execution_id);`,
   },
 ];
 

@@ -1,7 +1,7 @@
 import { Logger, Module } from '@nestjs/common';
 import { HARNESS_CONFIG } from '../../config/config.module';
 import type { HarnessConfig } from '../../config/harness-config';
-import { ATTACHMENT_STORE, PERMISSION_LEVEL_LOOKUP, TASK_STORE } from '../../harness/harness.module';
+import { ATTACHMENT_STORE, PERMISSION_LEVEL_LOOKUP, TASK_STORE, WAIT_STORE } from '../../harness/harness.module';
 import { ActivityRepository } from './activity-repository';
 import { HarnessDatabase } from './harness-database';
 import { MessageRepository } from './message-repository';
@@ -10,12 +10,14 @@ import { SessionEventLog } from './session-event-log';
 import { SessionRepository } from './session-repository';
 import { SqliteAttachmentStore } from './sqlite-attachment-store';
 import { SqliteTaskStore } from './sqlite-task-store';
+import { WaitRepository } from './wait-repository';
 
 /**
  * The SQLite store (`HARNESS_DB`, opened — and its directory created — when the module is built),
  * its repositories and the sessions' event log (`SessionEventLog`). Also supplies the harness's
- * three ports: `TASK_STORE` (the task tools' lists), `PERMISSION_LEVEL_LOOKUP` (a session's current
- * permission level) and `ATTACHMENT_STORE` (binary parts of tool results).
+ * four ports: `TASK_STORE` (the task tools' lists), `PERMISSION_LEVEL_LOOKUP` (a session's current
+ * permission level), `ATTACHMENT_STORE` (binary parts of tool results) and `WAIT_STORE` (waits for
+ * a person, `WaitRepository`).
  */
 @Module({
   providers: [
@@ -37,6 +39,12 @@ import { SqliteTaskStore } from './sqlite-task-store';
       inject: [HarnessDatabase],
     },
     { provide: SqliteTaskStore, useFactory: (database: HarnessDatabase) => new SqliteTaskStore(database), inject: [HarnessDatabase] },
+    {
+      provide: WaitRepository,
+      useFactory: (database: HarnessDatabase) => new WaitRepository(database, new Logger('WaitRepository')),
+      inject: [HarnessDatabase],
+    },
+    { provide: WAIT_STORE, useExisting: WaitRepository },
     { provide: TASK_STORE, useExisting: SqliteTaskStore },
     { provide: PERMISSION_LEVEL_LOOKUP, useExisting: SessionRepository },
     { provide: ATTACHMENT_STORE, useExisting: SqliteAttachmentStore },
@@ -50,6 +58,8 @@ import { SqliteTaskStore } from './sqlite-task-store';
     SessionEventLog,
     SqliteTaskStore,
     SqliteAttachmentStore,
+    WaitRepository,
+    WAIT_STORE,
     TASK_STORE,
     PERMISSION_LEVEL_LOOKUP,
     ATTACHMENT_STORE,

@@ -2,10 +2,11 @@ import type { Statement } from 'better-sqlite3';
 import type { HarnessDatabase } from './harness-database';
 
 /**
- * How a run stands: `running` until it ends; `interrupted` when the process stopped before the
- * run could end (found at the next start, or a server shutdown that cut it short).
+ * How a run stands: `running` until it ends; `waiting` when a restart found it waiting for a
+ * person (its stored waits) and it has not resumed yet; `interrupted` when the process stopped
+ * before the run could end (found at the next start, or a server shutdown that cut it short).
  */
-export type RunStatus = 'running' | 'completed' | 'cancelled' | 'error' | 'max_rounds' | 'interrupted';
+export type RunStatus = 'running' | 'waiting' | 'completed' | 'cancelled' | 'error' | 'max_rounds' | 'interrupted';
 
 /** One run of a session, as stored. */
 export interface RunRecord {
@@ -38,13 +39,15 @@ export class RunRepository {
   private readonly endStatement: Statement<[string, string | null, string, string]>;
   private readonly byIdStatement: Statement<[string], RunRow>;
   private readonly runningStatement: Statement<[], RunRow>;
+  private readonly markStatement: Statement<[string, string]>;
 
   constructor(private readonly database: HarnessDatabase) {
     const db = database.connection;
     this.insertStatement = db.prepare(`INSERT INTO runs (execution_id, session_id, status, started_at) VALUES (?, ?, 'running', ?)`);
-    this.endStatement = db.prepare(`UPDATE runs SET status = ?, error = ?, ended_at = ? WHERE execution_id = ? AND status = 'running'`);
+    this.endStatement = db.prepare(`UPDATE runs SET status = ?, error = ?, ended_at = ? WHERE execution_id = ? AND status IN ('running', 'waiting')`);
+    this.markStatement = db.prepare(`UPDATE runs SET status = ? WHERE execution_id = ? AND status IN ('running', 'waiting')`);
     this.byIdStatement = db.prepare('SELECT * FROM runs WHERE execution_id = ?');
-    this.runningStatement = db.prepare(`SELECT * FROM runs WHERE status = 'running' ORDER BY started_at`);
+    this.runningStatement = db.prepare(`SELECT * FROM runs WHERE status IN ('running', 'waiting') ORDER BY started_at`);
   }
 
   /** Records a run that starts now. */
@@ -52,8 +55,13 @@ export class RunRepository {
     this.insertStatement.run(executionId, sessionId, this.database.timestamp());
   }
 
+  /** Records that an unfinished run waits for a person (`waiting`), or goes on again (`running`). */
+  mark(executionId: string, status: 'running' | 'waiting'): void {
+    this.markStatement.run(status, executionId);
+  }
+
   /** Records how a running run ended; a run that has already ended keeps its first ending. */
-  end(executionId: string, status: Exclude<RunStatus, 'running'>, error: string | null = null): void {
+  end(executionId: string, status: Exclude<RunStatus, 'running' | 'waiting'>, error: string | null = null): void {
     this.endStatement.run(status, error, this.database.timestamp(), executionId);
   }
 
@@ -62,7 +70,7 @@ export class RunRepository {
     return row ? toRecord(row) : null;
   }
 
-  /** Runs that were started and never ended, oldest first. */
+  /** Runs that were started and never ended (`running` or `waiting`), oldest first. */
   listRunning(): RunRecord[] {
     return this.runningStatement.all().map(toRecord);
   }

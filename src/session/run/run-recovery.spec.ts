@@ -4,6 +4,7 @@ import { HarnessDatabase } from '../persistence/harness-database';
 import { MessageRepository } from '../persistence/message-repository';
 import { RunRepository } from '../persistence/run-repository';
 import { SessionRepository } from '../persistence/session-repository';
+import { WaitRepository } from '../persistence/wait-repository';
 import { INTERRUPTED_RUN_REASON, INTERRUPTED_TOOL_RESULT, RunRecovery } from './run-recovery';
 
 function call(id: string, name: string, args: Record<string, unknown>): ToolCall {
@@ -76,5 +77,71 @@ describe('RunRecovery', () => {
     expect(recover().map((r) => r.executionId)).toEqual(['cut']);
     expect(recover()).toEqual([]);
     expect(runs.find('done')?.status).toBe('completed');
+  });
+
+  describe('when the run holds stored waits', () => {
+    let waits: WaitRepository;
+    const NOW = 1_000_000;
+    const recoverWaiting = () => new RunRecovery({ database, runs, messages, activities, waits, now: () => NOW }).recoverAll();
+    const storeWait = (requestId: string, toolCallId: string, expiresAt: number) =>
+      waits.save({
+        requestId,
+        kind: 'approval',
+        sessionId,
+        executionId: 'w1',
+        toolCallId,
+        toolName: 'shell',
+        argumentsJson: '{"command":"make"}',
+        ownerUserId: 1,
+        eventType: 'approval_request',
+        eventData: { requestId, reason: 'Shell commands need approval at READ_WRITE' },
+        createdAt: NOW - 60_000,
+        expiresAt,
+      });
+
+    beforeEach(() => {
+      waits = new WaitRepository(database);
+      runs.start('w1', sessionId);
+      messages.append(sessionId, 'w1', { role: 'user', content: 'build it' });
+      messages.append(sessionId, 'w1', {
+        role: 'assistant',
+        content: null,
+        tool_calls: [call('a', 'write_file', { path: 'a.txt', content: 'x' }), call('b', 'shell', { command: 'make' }), call('c', 'read_file', { path: 'a.txt' })],
+      });
+      messages.stageToolResult('w1', { role: 'tool', tool_call_id: 'a', content: 'Wrote 1 bytes to a.txt' });
+    });
+
+    it('leaves the run waiting, its round open, the other unfinished calls with the interrupted result staged', () => {
+      storeWait('req-b', 'b', NOW + 1);
+
+      expect(recoverWaiting()).toEqual([{ executionId: 'w1', sessionId, unansweredCalls: ['c'], finishedCalls: [], waiting: true, ready: false }]);
+      expect(runs.find('w1')?.status).toBe('waiting');
+      expect(messages.listBySession(sessionId).filter((m) => m.role === 'tool')).toEqual([]);
+      const staged = messages.stagedToolResults('w1');
+      expect([...staged.keys()].sort()).toEqual(['a', 'c']);
+      expect(staged.get('c')).toEqual({ content: INTERRUPTED_TOOL_RESULT, isError: true });
+      expect(waits.find('req-b')?.answer).toBeNull();
+      expect(activities.listBySession(sessionId)).toEqual([]);
+    });
+
+    it('answers a wait that expired while the server was down with its timeout, and says the run can go on', () => {
+      storeWait('req-b', 'b', NOW);
+
+      expect(recoverWaiting()).toEqual([expect.objectContaining({ waiting: true, ready: true })]);
+      expect(waits.find('req-b')?.answer).toEqual({
+        kind: 'approval',
+        outcome: 'expired',
+        reason: 'Shell commands need approval at READ_WRITE',
+        message: 'no answer within 60000 ms',
+      });
+    });
+
+    it('closes the run as before when its waits name no open call, and drops them', () => {
+      storeWait('req-x', 'not-in-the-round', NOW + 1);
+
+      expect(recoverWaiting()).toEqual([{ executionId: 'w1', sessionId, unansweredCalls: ['b', 'c'], finishedCalls: ['a'] }]);
+      expect(runs.find('w1')?.status).toBe('interrupted');
+      expect(waits.forExecution('w1')).toEqual([]);
+    });
   });
 });

@@ -5,6 +5,8 @@ import type { ActivityRepository } from '../persistence/activity-repository';
 import type { HarnessDatabase } from '../persistence/harness-database';
 import type { MessageRecord, MessageRepository } from '../persistence/message-repository';
 import type { RunRepository } from '../persistence/run-repository';
+import type { WaitRepository } from '../persistence/wait-repository';
+import { expiredAnswer } from './wait-answers';
 
 /** What the model reads for a call the process did not live to finish. */
 export const INTERRUPTED_TOOL_RESULT = 'Tool execution failed: the server stopped before the call finished';
@@ -16,6 +18,10 @@ export interface RunRecoveryDeps {
   runs: RunRepository;
   messages: MessageRepository;
   activities: ActivityRepository;
+  /** The waits runs were holding; without it every unfinished run is closed as interrupted. */
+  waits?: WaitRepository | null;
+  /** Milliseconds since the epoch, for expiry (default `Date.now`). */
+  now?: () => number;
 }
 
 /** What closing one unfinished run did. */
@@ -26,6 +32,14 @@ export interface RecoveredRun {
   unansweredCalls: string[];
   /** Calls that had finished: their staged result joined the conversation, with an activity. */
   finishedCalls: string[];
+  /**
+   * The run waits for a person (it had stored waits): recorded as `waiting`, its round left open
+   * for the run to resume. Its other unfinished calls got the interrupted result, staged.
+   * Absent for a run that was closed.
+   */
+  waiting?: true;
+  /** For a waiting run: every wait has its answer (some expired while the server was down), so it can resume now. */
+  ready?: boolean;
 }
 
 /**
@@ -39,9 +53,14 @@ export interface RecoveredRun {
 export class RunRecovery {
   constructor(private readonly deps: RunRecoveryDeps) {}
 
-  /** Closes every unfinished run, each in one transaction. */
+  /**
+   * Closes every unfinished run, each in one transaction — except a run that holds stored waits,
+   * which is left `waiting` for its person's answer — and drops the waits of runs that ended.
+   */
   recoverAll(): RecoveredRun[] {
-    return this.deps.runs.listRunning().map((run) => this.deps.database.transaction(() => this.recover(run.executionId, run.sessionId)));
+    const recovered = this.deps.runs.listRunning().map((run) => this.deps.database.transaction(() => this.recover(run.executionId, run.sessionId)));
+    this.deps.waits?.dropOrphans();
+    return recovered;
   }
 
   private recover(executionId: string, sessionId: number): RecoveredRun {
@@ -49,6 +68,7 @@ export class RunRecovery {
     const recovered: RecoveredRun = { executionId, sessionId, unansweredCalls: [], finishedCalls: [] };
     const stored = messages.listBySession(sessionId).filter((message) => message.executionId === executionId);
     const lastCalls = lastAssistantWithCalls(stored);
+    if (lastCalls && this.keepWaiting(executionId, stored, lastCalls, recovered)) return recovered;
     if (lastCalls) {
       const answered = new Set<string>();
       for (const message of stored.slice(lastCalls.index + 1)) {
@@ -84,6 +104,38 @@ export class RunRecovery {
     }
     runs.end(executionId, 'interrupted', INTERRUPTED_RUN_REASON);
     return recovered;
+  }
+
+  /**
+   * Leaves the run waiting when it holds stored waits for calls of its open round: a wait that
+   * expired while the server was down gets its timeout answer; the round's other calls that have
+   * no result get the interrupted one, staged, so that the round is whole once the waits are
+   * answered. Returns whether the run waits.
+   */
+  private keepWaiting(executionId: string, stored: MessageRecord[], lastCalls: { index: number; calls: ToolCall[] }, recovered: RecoveredRun): boolean {
+    const waitStore = this.deps.waits;
+    if (!waitStore) return false;
+    const waits = waitStore.forExecution(executionId);
+    const answered = new Set(stored.slice(lastCalls.index + 1).flatMap((message) => (message.role === 'tool' && message.toolCallId ? [message.toolCallId] : [])));
+    const open = new Set(lastCalls.calls.map((call) => call.id).filter((id) => !answered.has(id)));
+    const live = waits.filter((wait) => open.has(wait.toolCallId));
+    for (const wait of waits) if (!live.includes(wait)) waitStore.delete(wait.requestId);
+    if (live.length === 0) return false;
+    const now = (this.deps.now ?? Date.now)();
+    for (const wait of live) {
+      if (wait.answer === null && wait.expiresAt <= now && waitStore.setAnswer(wait.requestId, expiredAnswer(wait))) wait.answer = expiredAnswer(wait);
+    }
+    const staged = this.deps.messages.stagedToolResults(executionId);
+    const waiting = new Set(live.map((wait) => wait.toolCallId));
+    for (const call of lastCalls.calls) {
+      if (!open.has(call.id) || staged.has(call.id) || waiting.has(call.id)) continue;
+      this.deps.messages.stageToolResult(executionId, toolResultMessage(call.id, call.function.name, INTERRUPTED_TOOL_RESULT, true));
+      recovered.unansweredCalls.push(call.id);
+    }
+    this.deps.runs.mark(executionId, 'waiting');
+    recovered.waiting = true;
+    recovered.ready = live.every((wait) => wait.answer !== null);
+    return true;
   }
 
   private audit(

@@ -116,6 +116,8 @@ export class StreamingWsRegistry implements ClientConnections {
    * of the session, so it is numbered at its first offer and every connection gets the same frame.
    */
   private readonly localFrames = new WeakMap<ClientEvent, string>();
+  /** Sessions whose events are dropped: their runs were left waiting by a stopping server. */
+  private readonly muted = new Set<number>();
 
   constructor(options: StreamingWsRegistryOptions = {}) {
     this.sendBufferLimitBytes = options.sendBufferLimitBytes ?? DEFAULT_SEND_BUFFER_LIMIT_BYTES;
@@ -196,6 +198,7 @@ export class StreamingWsRegistry implements ClientConnections {
    * logged first, whoever receives it. Never throws.
    */
   sendToUser(userId: number, event: WsEvent): number {
+    if (event.sessionId !== null && this.muted.has(event.sessionId)) return 0;
     const frame = this.frameOf(event);
     const set = this.byUser.get(userId);
     if (!set) return 0;
@@ -257,6 +260,15 @@ export class StreamingWsRegistry implements ClientConnections {
   }
 
   /**
+   * Drops every later event of the session, unsent and unlogged: for a stopping server that
+   * leaves the session's run waiting, so that what the stop itself undoes in memory (waits
+   * withdrawn, the run interrupted) is never announced as if the run had ended.
+   */
+  mute(sessionId: number): void {
+    this.muted.add(sessionId);
+  }
+
+  /**
    * Closes every connection, for shutdown: each first gets until `timeoutMs` to flush what is
    * already queued, then is closed with `code` and `reason`; whatever is still open at the
    * deadline is destroyed. Connections leave the registry at once, so no later event is queued
@@ -278,6 +290,7 @@ export class StreamingWsRegistry implements ClientConnections {
 
   /** `ClientConnection.send` of the LOCAL side: an event of a session, offered to one connection. */
   private sendLocalEvent(connection: WsConnection, event: ClientEvent): boolean {
+    if (event.sessionId !== null && this.muted.has(event.sessionId)) return false;
     let frame = this.localFrames.get(event);
     if (frame === undefined) {
       frame = this.frameOf(event);
