@@ -216,6 +216,149 @@ describe('HarnessDatabase', () => {
     });
   });
 
+  describe('batch', () => {
+    /** A database whose end-of-turn checks the test runs, with a clock it moves. */
+    function batched(filename = ':memory:') {
+      const checks: Array<() => void> = [];
+      let millis = 0;
+      const warnings: string[] = [];
+      const database = new HarnessDatabase(filename, {
+        scheduleCheck: (check) => checks.push(check),
+        clock: () => millis,
+        maxCommitDelayMs: 4,
+        logger: { warn: (message) => warnings.push(message) },
+      });
+      opened.push(database);
+      return {
+        database,
+        warnings,
+        advance: (ms: number) => (millis += ms),
+        /** Runs the checks scheduled so far (one turn's end); returns how many ran. */
+        endTurn: () => checks.splice(0).map((check) => check()).length,
+      };
+    }
+
+    it('writes at once, visibly on the connection, and commits at the end of a turn that wrote nothing new', () => {
+      const file = path.join(dir, 'batch.db');
+      const { database, endTurn } = batched(file);
+      const id = database.batch(() => insertSession(database));
+      expect(database.connection.prepare('SELECT id FROM sessions').pluck().all()).toEqual([id]);
+      expect(database.connection.inTransaction).toBe(true);
+      const reader = new HarnessDatabase(file);
+      opened.push(reader);
+      const committedRows = () => reader.connection.prepare('SELECT COUNT(*) FROM sessions').pluck().get();
+      // The turn that wrote: not yet; the next one, quiet: committed.
+      expect(endTurn()).toBe(1);
+      expect(committedRows()).toBe(0);
+      expect(endTurn()).toBe(1);
+      expect(committedRows()).toBe(1);
+      expect(database.connection.inTransaction).toBe(false);
+      expect(endTurn()).toBe(0);
+    });
+
+    it('keeps deferring while every turn writes, but commits once the batch is maxCommitDelayMs old', () => {
+      const { database, endTurn, advance } = batched();
+      const committed: string[] = [];
+      database.batch(() => insertSession(database));
+      database.afterCommit(() => committed.push('first'));
+      for (let turn = 0; turn < 3; turn++) {
+        advance(1);
+        endTurn();
+        database.batch(() => insertSession(database));
+      }
+      expect(committed).toEqual([]);
+      advance(1);
+      endTurn();
+      expect(committed).toEqual(['first']);
+      expect(database.connection.inTransaction).toBe(false);
+    });
+
+    it('runs afterCommit callbacks at the end of the turn when nothing is pending', () => {
+      const { database, endTurn } = batched();
+      const calls: string[] = [];
+      database.afterCommit(() => calls.push('a'));
+      database.afterCommit(() => calls.push('b'));
+      endTurn();
+      expect(calls).toEqual(['a', 'b']);
+    });
+
+    it('undoes only the writes of a batch function that throws', () => {
+      const { database, endTurn } = batched();
+      const kept = database.batch(() => insertSession(database));
+      expect(() =>
+        database.batch(() => {
+          insertSession(database);
+          throw new Error('boom');
+        }),
+      ).toThrow('boom');
+      endTurn();
+      endTurn();
+      expect(database.connection.prepare('SELECT id FROM sessions').pluck().all()).toEqual([kept]);
+    });
+
+    it('commits the batch before a transaction, which is durable when it returns', () => {
+      const file = path.join(dir, 'order.db');
+      const { database } = batched(file);
+      database.batch(() => insertSession(database));
+      database.transaction(() => insertSession(database));
+      expect(database.connection.inTransaction).toBe(false);
+      const reader = new HarnessDatabase(file);
+      opened.push(reader);
+      expect(reader.connection.prepare('SELECT COUNT(*) FROM sessions').pluck().get()).toBe(2);
+    });
+
+    it('makes a transaction inside a batch, and a batch inside a transaction, a savepoint of the outer one', () => {
+      const { database, endTurn } = batched();
+      database.batch(() => {
+        insertSession(database);
+        expect(() =>
+          database.transaction(() => {
+            insertSession(database);
+            throw new Error('inner');
+          }),
+        ).toThrow('inner');
+      });
+      expect(database.connection.inTransaction).toBe(true);
+      database.transaction(() => database.batch(() => insertSession(database)));
+      expect(database.connection.inTransaction).toBe(false);
+      endTurn();
+      expect(database.connection.prepare('SELECT COUNT(*) FROM sessions').pluck().get()).toBe(2);
+    });
+
+    it('runs the writers queued for the turn inside the batch before deciding', () => {
+      const { database, endTurn } = batched();
+      database.writeAtTurnEnd(() => database.batch(() => insertSession(database)));
+      expect(database.batchPending).toBe(true);
+      endTurn();
+      expect(database.connection.prepare('SELECT COUNT(*) FROM sessions').pluck().get()).toBe(1);
+      endTurn();
+      expect(database.batchPending).toBe(false);
+    });
+
+    it('refuses a function that returns a promise, writing nothing of it', () => {
+      const { database } = batched();
+      expect(() =>
+        database.batch(() => {
+          insertSession(database);
+          return Promise.resolve();
+        }),
+      ).toThrow(/synchronous/);
+      expect(database.connection.prepare('SELECT COUNT(*) FROM sessions').pluck().get()).toBe(0);
+    });
+
+    it('commits what is pending when it closes', () => {
+      const file = path.join(dir, 'close.db');
+      const { database } = batched(file);
+      database.batch(() => insertSession(database));
+      const calls: string[] = [];
+      database.afterCommit(() => calls.push('committed'));
+      database.close();
+      expect(calls).toEqual(['committed']);
+      const reopened = open(file);
+      expect(reopened.connection.prepare('SELECT COUNT(*) FROM sessions').pluck().get()).toBe(1);
+    });
+  });
+
   it('stamps times from the injected clock', () => {
     const database = open(':memory:', () => new Date(Date.UTC(2024, 4, 6, 7, 8, 9, 10)));
     expect(database.timestamp()).toBe('2024-05-06T07:08:09.010Z');

@@ -74,7 +74,6 @@ type InsertParameters = [number, string | null, string, string | null, string | 
  */
 export class MessageRepository {
   private readonly insertStatement: Statement<InsertParameters>;
-  private readonly byIdStatement: Statement<[number], MessageRow>;
   private readonly bySessionStatement: Statement<[number], MessageRow>;
   private readonly stageStatement: Statement<[string, string, string | null, number, string | null, string]>;
   private readonly stagedStatement: Statement<[string], StagedRow>;
@@ -93,7 +92,6 @@ export class MessageRepository {
       `INSERT INTO messages (session_id, execution_id, role, content, tool_calls, tool_call_id, is_error, attachments, created_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
-    this.byIdStatement = db.prepare('SELECT * FROM messages WHERE id = ?');
     this.bySessionStatement = db.prepare('SELECT * FROM messages WHERE session_id = ? ORDER BY id');
     this.stageStatement = db.prepare(
       `INSERT OR REPLACE INTO staged_tool_results (execution_id, tool_call_id, content, is_error, attachments, created_at)
@@ -110,13 +108,18 @@ export class MessageRepository {
    */
   stageToolResult(executionId: string, message: ChatMessage): void {
     if (message.role !== 'tool' || message.tool_call_id === undefined) throw new InvalidRecordError('role', message.role, ['tool']);
-    this.stageStatement.run(
-      executionId,
-      message.tool_call_id,
-      message.content == null ? null : toWellFormed(message.content),
-      message.is_error === true ? 1 : 0,
-      serializeAttachmentRefs(message.attachments),
-      this.database.timestamp(),
+    const toolCallId = message.tool_call_id;
+    // In the agent's batch: results that finish in the same turn share one commit, which comes
+    // before any event about them is sent.
+    this.database.batch(() =>
+      this.stageStatement.run(
+        executionId,
+        toolCallId,
+        message.content == null ? null : toWellFormed(message.content),
+        message.is_error === true ? 1 : 0,
+        serializeAttachmentRefs(message.attachments),
+        this.database.timestamp(),
+      ),
     );
   }
 
@@ -132,39 +135,60 @@ export class MessageRepository {
     );
   }
 
-  /** Appends a batch of a run's messages and drops what the run had staged, in one transaction. */
+  /**
+   * Appends a batch of a run's messages and drops what the run had staged, atomically, in the
+   * agent's batch (`HarnessDatabase.batch`).
+   */
   appendRound(sessionId: number, executionId: string, messages: readonly ChatMessage[]): MessageRecord[] {
-    return this.database.transaction(() => {
-      const records = this.appendMany(sessionId, executionId, messages);
+    return this.database.batch(() => {
+      const records = messages.map((message) => this.insert(sessionId, executionId, message));
       this.clearStagedStatement.run(executionId);
       return records;
     });
   }
 
   /**
+   * Appends one message, in the agent's batch (inside a `transaction`, as part of it).
    * @throws InvalidRecordError for an unknown role; the database's error for a missing session.
    */
   append(sessionId: number, executionId: string | null, message: ChatMessage): MessageRecord {
+    return this.database.batch(() => this.insert(sessionId, executionId, message));
+  }
+
+  /** Appends all messages atomically, in the agent's batch: if one cannot be written, none is. */
+  appendMany(sessionId: number, executionId: string | null, messages: readonly ChatMessage[]): MessageRecord[] {
+    return this.database.batch(() => messages.map((message) => this.insert(sessionId, executionId, message)));
+  }
+
+  private insert(sessionId: number, executionId: string | null, message: ChatMessage): MessageRecord {
     if (!(CHAT_ROLES as readonly unknown[]).includes(message.role)) {
       throw new InvalidRecordError('role', message.role, CHAT_ROLES);
     }
+    const row: MessageRow = {
+      id: 0,
+      session_id: sessionId,
+      execution_id: executionId,
+      role: message.role,
+      content: message.content == null ? null : toWellFormed(message.content),
+      tool_calls: message.tool_calls === undefined ? null : JSON.stringify(message.tool_calls),
+      tool_call_id: message.tool_call_id ?? null,
+      is_error: message.is_error === true ? 1 : 0,
+      attachments: serializeAttachmentRefs(message.attachments),
+      created_at: this.database.timestamp(),
+    };
     const { lastInsertRowid } = this.insertStatement.run(
-      sessionId,
-      executionId,
-      message.role,
-      message.content == null ? null : toWellFormed(message.content),
-      message.tool_calls === undefined ? null : JSON.stringify(message.tool_calls),
-      message.tool_call_id ?? null,
-      message.is_error === true ? 1 : 0,
-      serializeAttachmentRefs(message.attachments),
-      this.database.timestamp(),
+      row.session_id,
+      row.execution_id,
+      row.role,
+      row.content,
+      row.tool_calls,
+      row.tool_call_id,
+      row.is_error,
+      row.attachments,
+      row.created_at,
     );
-    return toRecord(this.byIdStatement.get(Number(lastInsertRowid)) as MessageRow);
-  }
-
-  /** Appends all messages in one transaction: if one cannot be written, none is. */
-  appendMany(sessionId: number, executionId: string | null, messages: readonly ChatMessage[]): MessageRecord[] {
-    return this.database.transaction(() => messages.map((message) => this.append(sessionId, executionId, message)));
+    row.id = Number(lastInsertRowid);
+    return toRecord(row);
   }
 
   /** The session's messages in the order they were appended. */

@@ -30,9 +30,10 @@ export interface SessionEventLogOptions {
   maxEventsPerSession?: number;
   logger?: { warn(message: string): void };
   /**
-   * Schedules the write of what was appended (default `setImmediate`): the events of one turn of
-   * the event loop — of every run streaming then — land in one transaction. Reads, and the
-   * database's close, write what is queued first, whatever this does.
+   * Schedules the write of what was appended (default: at the end of the event loop's turn, into
+   * the database's batch — `HarnessDatabase.writeAtTurnEnd`): the events of one turn — of every
+   * run streaming then — are written together, and committed with the turn's other writes. Reads,
+   * and the database's close, write what is queued first, whatever this does.
    */
   schedule?: (write: () => void) => void;
 }
@@ -58,8 +59,10 @@ interface QueuedEvent {
  * it would have received it.
  *
  * Appending is on the hot path of streaming: the number is given at once, and the row is written
- * with the others of the same turn of the event loop, in one transaction (a commit costs far more
- * than a row). Reads write what is queued first, so they always see every event numbered so far.
+ * with the others of the same turn of the event loop, into the database's batch (a commit costs
+ * far more than a row: `HarnessDatabase.batch`). Reads write what is queued first, so they always
+ * see every event numbered so far. `whenStored` tells when what was appended is committed: the
+ * WebSocket registry sends frames only then.
  * The API is synchronous, as the database is: a read and the numbering of a new event never
  * interleave.
  *
@@ -91,7 +94,7 @@ export class SessionEventLog {
     this.maxEventsPerSession = max;
     this.keptAfterPrune = Math.max(1, max - Math.max(1, Math.floor(max / 10)));
     this.logger = options.logger ?? console;
-    this.schedule = options.schedule ?? ((write) => void setImmediate(write));
+    this.schedule = options.schedule ?? ((write) => database.writeAtTurnEnd(write));
     const db = database.connection;
     this.insertStatement = db.prepare('INSERT INTO session_events (session_id, seq, type, payload, created_at) VALUES (?, ?, ?, ?, ?)');
     this.pruneStatement = db.prepare('DELETE FROM session_events WHERE session_id = ? AND seq < ?');
@@ -134,6 +137,23 @@ export class SessionEventLog {
     return this.pageStatement.all(sessionId, after, limit).map((row) => ({ seq: row.seq, json: row.payload }));
   }
 
+  /**
+   * Calls `callback` once every event appended so far is committed (or was lost, with a
+   * warning): after the database's group commit (`HarnessDatabase.afterCommit`).
+   */
+  whenStored(callback: () => void): void {
+    this.database.afterCommit(callback);
+  }
+
+  /**
+   * Forgets what it keeps in memory about a session (its numbers), for a session that was deleted
+   * or has gone quiet; the next event of the session reads them from the store again.
+   */
+  forget(sessionId: number): void {
+    this.flush();
+    this.bounds.delete(sessionId);
+  }
+
   /** The last number given to an event of the session (0 if it has none). */
   lastSeq(sessionId: number): number {
     return this.boundsOf(sessionId).last;
@@ -152,7 +172,7 @@ export class SessionEventLog {
       return;
     }
     try {
-      this.database.transaction(() => this.write(events, prunes));
+      this.database.batch(() => this.write(events, prunes));
     } catch {
       // One row that cannot be written (its session was deleted meanwhile) must not cost the
       // others their place in the log: write them one by one.
@@ -174,7 +194,7 @@ export class SessionEventLog {
     let reason = '';
     for (const event of events) {
       try {
-        this.insert(event);
+        this.database.batch(() => this.insert(event));
       } catch (error) {
         lost++;
         reason = errorMessage(error);
@@ -182,7 +202,7 @@ export class SessionEventLog {
     }
     for (const [sessionId, oldest] of prunes) {
       try {
-        this.pruneStatement.run(sessionId, oldest);
+        this.database.batch(() => this.pruneStatement.run(sessionId, oldest));
       } catch (error) {
         this.logger.warn(`old events of session ${sessionId} were not deleted: ${errorMessage(error)}`);
       }

@@ -209,6 +209,59 @@ describe('StreamingWsRegistry with an event log', () => {
   });
 });
 
+/** A connection whose socket holds what it is sent while corked, as a TCP socket does. */
+class CorkableConnection extends FakeWsConnection {
+  /** What the client has received: frames written out. */
+  readonly delivered: string[] = [];
+  private corks = 0;
+  private held: string[] = [];
+  readonly _socket = {
+    cork: () => void this.corks++,
+    uncork: () => {
+      if (--this.corks > 0) return;
+      this.delivered.push(...this.held);
+      this.held = [];
+    },
+  };
+
+  override send(data: string): void {
+    super.send(data);
+    if (this.corks > 0) this.held.push(data);
+    else this.delivered.push(data);
+  }
+}
+
+describe('StreamingWsRegistry sending only what is stored', () => {
+  it("holds a turn's frames until the database committed their events, then sends them in order", () => {
+    const checks: Array<() => void> = [];
+    const database = new HarnessDatabase(':memory:', { scheduleCheck: (check) => checks.push(check) });
+    try {
+      const sessionId = new SessionRepository(database).create({ userId: USER, executionMode: 'CLOUD', permissionLevel: 'FULL', workspace: 'a' }).id;
+      const log = new SessionEventLog(database);
+      const registry = new StreamingWsRegistry({ eventLog: log });
+      const socket = new CorkableConnection();
+      registry.add(USER, socket);
+      const committed = () => !database.connection.inTransaction && !database.batchPending;
+
+      registry.sendToUser(USER, delta(sessionId, 'a'));
+      registry.sendToUser(USER, delta(sessionId, 'b'));
+      expect(socket.frames).toHaveLength(2);
+      expect(socket.delivered).toEqual([]);
+      // End of the turn that sent them: the rows are written into the batch, not yet committed.
+      checks.splice(0).forEach((check) => check());
+      expect(log.read(sessionId, 0, 10)).toHaveLength(2);
+      expect(committed()).toBe(false);
+      expect(socket.delivered).toEqual([]);
+      // A quiet turn: committed, then sent.
+      checks.splice(0).forEach((check) => check());
+      expect(committed()).toBe(true);
+      expect(socket.delivered.map((frame) => (JSON.parse(frame) as WsEvent).seq)).toEqual([1, 2]);
+    } finally {
+      database.close();
+    }
+  });
+});
+
 describe('StreamingWsRegistry without an event log', () => {
   it('sends events without a seq and narrows a subscribed connection without a replay', () => {
     const registry = new StreamingWsRegistry();
