@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { AgentExecutionContext } from '../../harness/core/agent-execution-context';
-import type { AgentLoop } from '../../harness/core/agent-loop';
+import type { AgentLoop, AgentRunOutcome } from '../../harness/core/agent-loop';
 import { ExecutionScope } from '../../harness/runtime/execution-scope';
 import type { LlmModelConfig } from '../../harness/llm/chat-request';
 import type { LocalToolSessionRegistry } from '../../harness/local/local-tool-session-registry';
@@ -17,6 +17,7 @@ import { createErrorEvent } from '../ws/ws-event';
 import { WsStreamingEventListener } from '../ws/ws-streaming-event-listener';
 import type { SessionToolProvider } from '../service/session-tool-provider';
 import { errorMessage } from '../../harness/runtime/error-message';
+import { GenAiAttributes, providerName, startRunSpan, withSpan } from '../../harness/runtime/gen-ai-tracing';
 
 /** Where the run service reports: each run's end, and the failures it survives. */
 export interface RunServiceLogger {
@@ -153,14 +154,29 @@ export class RunService {
     });
     // The session's MCP servers stay up for the whole run, however long it pauses between calls.
     const releaseMcp = deps.sessionTools.hold(session);
+    // The run's `invoke_agent` span: its model and tool calls nest under it (docs/observability.md).
+    const trace = startRunSpan(run.executionId, {
+      [GenAiAttributes.CONVERSATION_ID]: String(session.id),
+      [GenAiAttributes.PROVIDER_NAME]: providerName(deps.modelConfig.protocol),
+      [GenAiAttributes.REQUEST_MODEL]: deps.modelConfig.model,
+    });
     try {
-      await this.runAgent(session, run, listener);
+      const outcome = await withSpan(trace.span, () => this.runAgent(session, run, listener));
+      trace.end({
+        status: outcome.status,
+        rounds: outcome.rounds,
+        usage: outcome.usage && { inputTokens: outcome.usage.promptTokens, outputTokens: outcome.usage.completionTokens },
+        error: outcome.error,
+      });
+    } catch (error) {
+      trace.end({ status: 'error', error: errorMessage(error) });
+      throw error;
     } finally {
       releaseMcp();
     }
   }
 
-  private async runAgent(session: SessionRecord, run: ActiveRun, listener: WsStreamingEventListener): Promise<void> {
+  private async runAgent(session: SessionRecord, run: ActiveRun, listener: WsStreamingEventListener): Promise<AgentRunOutcome> {
     const { deps } = this;
     const sessionTools = await deps.sessionTools.forSession(session);
     for (const problem of sessionTools.problems) {
@@ -197,6 +213,7 @@ export class RunService {
     });
     this.endRun(run.executionId, outcome.status, outcome.error ?? null);
     this.logger.log(`run ${run.executionId} of session ${session.id}: ${outcome.status} after ${outcome.rounds} round(s)`);
+    return outcome;
   }
 
   /** Records how a run ended; a store that fails here leaves the run to the next start's recovery. */
