@@ -87,7 +87,7 @@ export class ActivityRepository {
     const createdAt = this.database.timestamp();
     const [toolCallId, toolName, type, target, summary] = [input.toolCallId, input.toolName, input.type, input.target, input.summary].map(toWellFormed);
     // In the agent's batch: the activity is told through its event, sent after the commit.
-    const { lastInsertRowid } = this.database.batch(() =>
+    const { lastInsertRowid } = this.database.batchStatement(() =>
       this.insertStatement.run(
         input.sessionId,
         input.executionId ?? null,
@@ -124,6 +124,15 @@ export class ActivityRepository {
 
 function serializeMetadata(metadata: unknown): string {
   if (!isPlainObject(metadata)) return '{}';
+  // Only a `toJSON` of the object itself can make it something else than an object; without one
+  // (the listener's details) its JSON is an object's.
+  if (!('toJSON' in metadata)) {
+    try {
+      return JSON.stringify(metadata);
+    } catch {
+      return '{}';
+    }
+  }
   try {
     const json = JSON.stringify(metadata);
     // A toJSON() may turn the object into something else.

@@ -220,12 +220,15 @@ describe('HarnessDatabase', () => {
     /** A database whose end-of-turn checks the test runs, with a clock it moves. */
     function batched(filename = ':memory:') {
       const checks: Array<() => void> = [];
+      const later: Array<{ check: () => void; ms: number }> = [];
       let millis = 0;
       const warnings: string[] = [];
       const database = new HarnessDatabase(filename, {
         scheduleCheck: (check) => checks.push(check),
+        scheduleCheckAfter: (check, ms) => later.push({ check, ms }),
         clock: () => millis,
         maxCommitDelayMs: 4,
+        minCommitIntervalMs: 1,
         logger: { warn: (message) => warnings.push(message) },
       });
       opened.push(database);
@@ -235,6 +238,8 @@ describe('HarnessDatabase', () => {
         advance: (ms: number) => (millis += ms),
         /** Runs the checks scheduled so far (one turn's end); returns how many ran. */
         endTurn: () => checks.splice(0).map((check) => check()).length,
+        /** The checks scheduled for later, with their delays. */
+        later,
       };
     }
 
@@ -270,6 +275,24 @@ describe('HarnessDatabase', () => {
       advance(1);
       endTurn();
       expect(committed).toEqual(['first']);
+      expect(database.connection.inTransaction).toBe(false);
+    });
+
+    it('waits minCommitIntervalMs after the last commit before it commits a batch whose writing paused', () => {
+      const { database, endTurn, advance, later } = batched();
+      database.batch(() => insertSession(database));
+      endTurn();
+      endTurn();
+      expect(database.connection.inTransaction).toBe(false);
+      advance(0.25);
+      database.batch(() => insertSession(database));
+      endTurn();
+      endTurn();
+      // Quiet, but the last commit was 0.25 ms ago: a check later, nothing now.
+      expect(database.connection.inTransaction).toBe(true);
+      expect(later).toEqual([{ check: expect.any(Function), ms: 0.75 }]);
+      advance(0.75);
+      later.splice(0)[0].check();
       expect(database.connection.inTransaction).toBe(false);
     });
 
@@ -325,13 +348,17 @@ describe('HarnessDatabase', () => {
       expect(database.connection.prepare('SELECT COUNT(*) FROM sessions').pluck().get()).toBe(2);
     });
 
-    it('runs the writers queued for the turn inside the batch before deciding', () => {
+    it('runs the writers queued for the commit inside the batch, just before it', () => {
       const { database, endTurn } = batched();
-      database.writeAtTurnEnd(() => database.batch(() => insertSession(database)));
+      database.writeBeforeCommit(() => database.batch(() => insertSession(database)));
       expect(database.batchPending).toBe(true);
+      const count = () => database.connection.prepare('SELECT COUNT(*) FROM sessions').pluck().get();
+      // The turn that queued it: not due yet, nothing written.
       endTurn();
-      expect(database.connection.prepare('SELECT COUNT(*) FROM sessions').pluck().get()).toBe(1);
+      expect(count()).toBe(0);
       endTurn();
+      expect(count()).toBe(1);
+      expect(database.connection.inTransaction).toBe(false);
       expect(database.batchPending).toBe(false);
     });
 

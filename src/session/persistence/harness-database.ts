@@ -141,10 +141,17 @@ export interface HarnessDatabaseOptions {
    */
   maxCommitDelayMs?: number;
   /**
+   * Least time between two commits of the batch, in ms (default `DEFAULT_MIN_COMMIT_INTERVAL_MS`):
+   * a batch whose writing paused right after the last commit waits this long for more.
+   */
+  minCommitIntervalMs?: number;
+  /**
    * Schedules the end-of-turn check that commits the batch (default `setImmediate`: once the
    * current turn of the event loop is over). Tests run the checks themselves.
    */
   scheduleCheck?: (check: () => void) => void;
+  /** Schedules a check after `ms` milliseconds (default `setTimeout`). Tests run it themselves. */
+  scheduleCheckAfter?: (check: () => void, ms: number) => void;
   /** Milliseconds clock for `maxCommitDelayMs` (default `performance.now`). */
   clock?: () => number;
   /**
@@ -158,6 +165,9 @@ export interface HarnessDatabaseOptions {
 
 /** Default of `HarnessDatabaseOptions.maxCommitDelayMs`. */
 export const DEFAULT_MAX_COMMIT_DELAY_MS = 4;
+
+/** Default of `HarnessDatabaseOptions.minCommitIntervalMs`. */
+export const DEFAULT_MIN_COMMIT_INTERVAL_MS = 1;
 
 /**
  * WAL pages after which the server's own connection checkpoints (SQLite's `wal_autocheckpoint`)
@@ -181,10 +191,11 @@ const WAL_SIZE_LIMIT_BYTES = 64 * 1024 * 1024;
  * WebSocket registry sends the turn's frames only after that commit (`afterCommit`): whatever a
  * client was told is committed.
  *
- * **Group commit.** While every turn keeps writing — a model streaming many small chunks, many
- * sessions at once — the commit waits for a turn that writes nothing new, but never longer than
- * `maxCommitDelayMs` after the batch's first write: frames are delayed that long at most, and a
- * busy server commits a few hundred times a second rather than once per turn.
+ * **Group commit.** The batch is committed at the end of a turn that wrote nothing new (the
+ * writing paused), but no sooner than `minCommitIntervalMs` after the previous commit, and never
+ * later than `maxCommitDelayMs` after the batch's first write. So an idle server commits a lone
+ * write at once, a model streaming many small chunks, or many sessions at once, commit a few
+ * hundred times a second rather than once per turn, and a frame waits `maxCommitDelayMs` at most.
  *
  * **Durability.** WAL with `synchronous=NORMAL`: a commit survives the process being killed or
  * crashing the moment it returns. Disks are synced at checkpoints only, so a power loss (or an
@@ -195,21 +206,30 @@ export class HarnessDatabase {
   /** The underlying connection, for repositories to prepare their statements on. */
   readonly connection: Database.Database;
   private readonly clock: () => Date;
+  private stampedAt = Number.NaN;
+  private stamp = '';
   private readonly closeListeners: Array<() => void> = [];
   private readonly maxCommitDelayMs: number;
+  private readonly minCommitIntervalMs: number;
   private readonly scheduleCheck: (check: () => void) => void;
+  private readonly scheduleCheckAfter: (check: () => void, ms: number) => void;
+  /** When the batch was last committed (`clock`), for `minCommitIntervalMs`. */
+  private lastCommitAt = -Infinity;
+  /** Whether a check is waiting for `minCommitIntervalMs` to pass. */
+  private laterCheckScheduled = false;
   private readonly millis: () => number;
   private readonly logger: { warn(message: string): void };
   private checkpointer: WalCheckpointer | null = null;
   /** Whether the open transaction is the batch (and not a `transaction` in progress). */
   private batchOpen = false;
-  private batchOpenedAt = 0;
+  /** When the oldest write not yet committed was made (`clock`), or `null` when there is none. */
+  private pendingSince: number | null = null;
   /** How many `batch` callbacks are running (a `transaction` inside one is a savepoint of the batch). */
   private batchDepth = 0;
   /** Writes since the last check: a check that sees none commits. */
   private writesSinceCheck = 0;
   private checkScheduled = false;
-  /** One-shot writers run at the next check, inside the batch (the event log's queued rows). */
+  /** One-shot writers run at the next commit, inside the batch (the event log's queued rows). */
   private writers: Array<() => void> = [];
   /** One-shot callbacks run once everything written before them is committed. */
   private committed: Array<() => void> = [];
@@ -222,7 +242,9 @@ export class HarnessDatabase {
   constructor(filename: string, options: HarnessDatabaseOptions = {}) {
     this.clock = options.now ?? (() => new Date());
     this.maxCommitDelayMs = options.maxCommitDelayMs ?? DEFAULT_MAX_COMMIT_DELAY_MS;
+    this.minCommitIntervalMs = options.minCommitIntervalMs ?? DEFAULT_MIN_COMMIT_INTERVAL_MS;
     this.scheduleCheck = options.scheduleCheck ?? ((check) => void setImmediate(check));
+    this.scheduleCheckAfter = options.scheduleCheckAfter ?? ((check, ms) => void setTimeout(check, ms));
     this.millis = options.clock ?? (() => performance.now());
     this.logger = options.logger ?? console;
     const inMemory = filename === ':memory:' || filename === '';
@@ -264,7 +286,14 @@ export class HarnessDatabase {
 
   /** The current time as an ISO-8601 string, for `created_at` columns. */
   timestamp(): string {
-    return this.clock().toISOString();
+    const now = this.clock();
+    const millis = now.getTime();
+    // Many rows are stamped within the same millisecond: the string is made once for it.
+    if (millis !== this.stampedAt) {
+      this.stampedAt = millis;
+      this.stamp = now.toISOString();
+    }
+    return this.stamp;
   }
 
   /**
@@ -291,11 +320,7 @@ export class HarnessDatabase {
    * writes whose effect is answered at once (HTTP) go through `transaction`.
    */
   batch<T>(fn: () => T): T {
-    if (!this.connection.inTransaction) {
-      this.statements.begin.run();
-      this.batchOpen = true;
-      this.batchOpenedAt = this.millis();
-    }
+    this.openBatch();
     if (this.batchOpen) this.noteWrite();
     this.batchDepth++;
     try {
@@ -306,11 +331,29 @@ export class HarnessDatabase {
   }
 
   /**
-   * Has `writer` run at the end of this turn, inside the batch, before it is considered for
-   * commit: for a writer that queues rows in memory (the session event log) and writes them all
-   * at once. `writer` writes through `batch`.
+   * `batch` for a function that runs one statement (which is atomic by itself): without the
+   * savepoint `batch` wraps around a function, which costs about as much as the statement.
    */
-  writeAtTurnEnd(writer: () => void): void {
+  batchStatement<T>(run: () => T): T {
+    this.openBatch();
+    if (this.batchOpen) this.noteWrite();
+    try {
+      return run();
+    } catch (error) {
+      // An error such as a full disk may have ended the whole transaction.
+      if (!this.connection.inTransaction) this.batchOpen = false;
+      throw error;
+    }
+  }
+
+  /**
+   * Has `writer` run inside the batch just before it is committed (at once, with `commit`): for a
+   * writer that queues rows in memory (the session event log) and writes them all at once, so
+   * that a group commit writes them in a few statements. Counts as a write for the group commit.
+   * `writer` writes through `batch`.
+   */
+  writeBeforeCommit(writer: () => void): void {
+    this.pendingSince ??= this.millis();
     this.writers.push(writer);
     this.noteWrite();
   }
@@ -329,6 +372,7 @@ export class HarnessDatabase {
   commit(): void {
     this.runWriters();
     if (this.batchOpen) this.commitBatch();
+    this.pendingSince = null;
   }
 
   /**
@@ -361,6 +405,14 @@ export class HarnessDatabase {
     this.runCommitted();
   }
 
+  /** Opens the batch unless a transaction (the batch, or a `transaction` in progress) is open. */
+  private openBatch(): void {
+    if (this.connection.inTransaction) return;
+    this.statements.begin.run();
+    this.batchOpen = true;
+    this.pendingSince ??= this.millis();
+  }
+
   private noteWrite(): void {
     this.writesSinceCheck++;
     this.requestCheck();
@@ -373,9 +425,10 @@ export class HarnessDatabase {
   }
 
   /**
-   * The end of a turn: writes what is queued into the batch, then commits it if this turn added
-   * nothing new (the writing paused) or the batch is `maxCommitDelayMs` old; else looks again at
-   * the end of the next turn. Runs the `afterCommit` callbacks once nothing waits to be committed.
+   * The end of a turn: when what is pending is due (see the class), writes what the writers queued
+   * into the batch and commits it; else looks again at the end of the next turn, or — when the
+   * writing paused but the last commit is too recent — once `minCommitIntervalMs` has passed.
+   * Runs the `afterCommit` callbacks once nothing waits to be committed.
    */
   private check(): void {
     this.checkScheduled = false;
@@ -385,13 +438,27 @@ export class HarnessDatabase {
       return;
     }
     const quiet = this.writesSinceCheck === 0;
-    this.runWriters();
     this.writesSinceCheck = 0;
-    if (this.batchOpen && !quiet && this.millis() - this.batchOpenedAt < this.maxCommitDelayMs) {
-      this.requestCheck();
-      return;
+    if (this.pendingSince !== null) {
+      const now = this.millis();
+      const due = now - this.pendingSince >= this.maxCommitDelayMs || (quiet && now - this.lastCommitAt >= this.minCommitIntervalMs);
+      if (!due) {
+        const wait = Math.min(this.lastCommitAt + this.minCommitIntervalMs, this.pendingSince + this.maxCommitDelayMs) - now;
+        if (!quiet) this.requestCheck();
+        else if (!this.laterCheckScheduled) {
+          this.laterCheckScheduled = true;
+          this.scheduleCheckAfter(() => {
+            this.laterCheckScheduled = false;
+            // A write since has scheduled a check of its own, which runs at once.
+            if (!this.checkScheduled) this.check();
+          }, Math.max(0, wait));
+        }
+        return;
+      }
+      this.runWriters();
+      if (this.batchOpen) this.commitBatch();
+      this.pendingSince = null;
     }
-    if (this.batchOpen) this.commitBatch();
     this.runCommitted();
   }
 
@@ -423,6 +490,9 @@ export class HarnessDatabase {
 
   private commitBatch(): void {
     this.batchOpen = false;
+    this.lastCommitAt = this.millis();
+    // Writers still queued (a `transaction` commits the batch without them) keep their age.
+    if (this.writers.length === 0) this.pendingSince = null;
     if (!this.connection.inTransaction) {
       // SQLite rolled the whole transaction back on an error such as a full disk.
       this.logger.warn('batched writes were lost: the database rolled their transaction back');

@@ -57,7 +57,7 @@ export class RunRepository {
    * in the agent's batch, committed before the event that ends the run is sent.
    */
   end(executionId: string, status: Exclude<RunStatus, 'running'>, error: string | null = null): void {
-    this.database.batch(() => this.endStatement.run(status, error, this.database.timestamp(), executionId));
+    this.database.batchStatement(() => this.endStatement.run(status, error, this.database.timestamp(), executionId));
   }
 
   find(executionId: string): RunRecord | null {

@@ -46,7 +46,7 @@ export class SqliteAttachmentStore implements AttachmentStore {
     const name = attachment.name === undefined ? undefined : toWellFormed(attachment.name);
     const data = Buffer.from(attachment.data.buffer, attachment.data.byteOffset, attachment.data.byteLength);
     // In the agent's batch: the attachment is told through the run's events, after the commit.
-    this.database.batch(() =>
+    this.database.batchStatement(() =>
       this.insertStatement.run(
       id,
       attachment.sessionId,

@@ -47,7 +47,7 @@ export class SqliteTaskStore implements TaskStore {
     assertStatus(status);
     const now = this.database.timestamp();
     // Written in the agent's batch: a task is only ever told through the run's events.
-    return this.database.batch(() => {
+    return this.database.batchStatement(() => {
       const { lastInsertRowid } = this.insertStatement.run(sessionId, input.title, input.description ?? '', status, now, now);
       return toItem(this.findStatement.get(Number(lastInsertRowid), sessionId) as TaskRow);
     });
@@ -60,7 +60,7 @@ export class SqliteTaskStore implements TaskStore {
     changes: { title?: string; description?: string; status?: TaskStatus },
   ): TaskItem | undefined {
     if (changes.status !== undefined) assertStatus(changes.status);
-    return this.database.batch(() => {
+    return this.database.batchStatement(() => {
       const { changes: updated } = this.updateStatement.run(
         changes.title ?? null,
         changes.description ?? null,
@@ -80,7 +80,7 @@ export class SqliteTaskStore implements TaskStore {
   }
 
   delete(sessionId: number, taskId: number): boolean {
-    return this.database.batch(() => this.deleteStatement.run(taskId, sessionId).changes > 0);
+    return this.database.batchStatement(() => this.deleteStatement.run(taskId, sessionId).changes > 0);
   }
 }
 
