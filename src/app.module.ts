@@ -5,6 +5,7 @@ import type { HarnessConfig } from './config/harness-config';
 import { HarnessModule } from './harness/harness.module';
 import { McpClientManager } from './harness/mcp/mcp-client-manager';
 import { ShellIsolation } from './harness/tool/impl/shell-isolation';
+import { closeGrepWorkers } from './harness/tool/impl/grep-worker';
 import { canOpenBeneath } from './harness/tool/workspace-open';
 import { HarnessDatabase } from './session/persistence/harness-database';
 import { PersistenceModule } from './session/persistence/persistence.module';
@@ -90,7 +91,10 @@ export class HarnessLifecycle implements OnModuleInit, BeforeApplicationShutdown
 
   async onApplicationShutdown(): Promise<void> {
     try {
-      await this.deps.mcp?.closeAll().catch((error: unknown) => this.logger.warn(`MCP: ${String(error)}`));
+      await Promise.all([
+        this.deps.mcp?.closeAll().catch((error: unknown) => this.logger.warn(`MCP: ${String(error)}`)),
+        closeGrepWorkers().catch((error: unknown) => this.logger.warn(`grep threads: ${String(error)}`)),
+      ]);
     } finally {
       this.deps.database.close();
     }

@@ -10,6 +10,7 @@ import { LlmAdapterFacade } from './llm/llm-adapter-facade';
 import { OpenAiLlmAdapter } from './llm/openai-llm-adapter';
 import { ResponsesLlmAdapter } from './llm/responses-llm-adapter';
 import { ScriptedLlmAdapter } from './llm/scripted-llm-adapter';
+import { TracedLlmAdapter } from './llm/traced-llm-adapter';
 import { ApprovalRegistry } from './local/approval-registry';
 import type { ClientConnections } from './local/client-connections';
 import { LocalToolExecutor } from './local/local-tool-executor';
@@ -30,6 +31,7 @@ import type { TaskStore } from './tool/impl/task-store';
 import type { AttachmentStore } from './tool/attachment-store';
 import { ToolDispatcher, type PermissionLevelLookup } from './tool/tool-dispatcher';
 import { ToolRegistry } from './tool/tool-registry';
+import { TracedToolDispatcher } from './tool/traced-tool-dispatcher';
 
 /** Token of the model every run talks to (an `LlmAdapter`): the facade over the protocol adapters. */
 export const LLM_ADAPTER = Symbol('LlmAdapter');
@@ -195,8 +197,9 @@ function harnessProviders(): Provider[] {
     },
     {
       provide: AgentLoop,
+      // Model and tool calls traced as OpenTelemetry spans (no-ops without an SDK; docs/observability.md).
       useFactory: (llm: LlmAdapter, dispatcher: ToolDispatcher, registry: ToolRegistry, backgroundTasks: BackgroundTaskManager) =>
-        new AgentLoop({ llm, dispatcher, registry, backgroundTasks }),
+        new AgentLoop({ llm: new TracedLlmAdapter(llm), dispatcher: new TracedToolDispatcher(dispatcher), registry, backgroundTasks }),
       inject: [LLM_ADAPTER, ToolDispatcher, ToolRegistry, BackgroundTaskManager],
     },
   ];

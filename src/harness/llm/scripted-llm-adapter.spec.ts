@@ -3,6 +3,7 @@ import {
   parseScenario,
   ScenarioError,
   SCRIPTED_RECEIVED_LIMIT,
+  SCRIPTED_RECEIVED_SESSIONS,
   ScriptedLlmAdapter,
   type ScriptedScenario,
 } from './scripted-llm-adapter';
@@ -195,6 +196,44 @@ describe('ScriptedLlmAdapter.received', () => {
     expect(received).toHaveLength(SCRIPTED_RECEIVED_LIMIT);
     expect(received[0].messages[0].content).toBe('call 3');
     expect(received.at(-1)?.messages[0].content).toBe(`call ${SCRIPTED_RECEIVED_LIMIT + 2}`);
+  });
+
+  it(`keeps the requests of the latest ${SCRIPTED_RECEIVED_SESSIONS} sessions to send one`, async () => {
+    const adapter = new ScriptedLlmAdapter({ rounds: [] });
+    for (let session = 1; session <= SCRIPTED_RECEIVED_SESSIONS; session++) await adapter.chat(request(session), CONFIG);
+    // Session 1 sends again: the least recent is now session 2, which a new session pushes out.
+    await adapter.chat(request(1), CONFIG);
+    await adapter.chat(request(SCRIPTED_RECEIVED_SESSIONS + 1), CONFIG);
+    expect(adapter.received(1)).toHaveLength(2);
+    expect(adapter.received(2)).toEqual([]);
+    expect(adapter.received(3)).toHaveLength(1);
+    expect(adapter.received(SCRIPTED_RECEIVED_SESSIONS + 1)).toHaveLength(1);
+  });
+
+  it('delivers a short answer in one read, a long one in several, a turn of the event loop apart', async () => {
+    const adapter = new ScriptedLlmAdapter({
+      rounds: [{ content: 'a short answer' }, { toolCalls: Array.from({ length: 200 }, (_, i) => ({ name: 'echo', arguments: { text: `call ${i}` } })) }],
+    });
+    const turnsWhile = async (stream: AsyncIterable<unknown>): Promise<{ chunks: number; turns: number }> => {
+      let turns = 0;
+      let counting = true;
+      const count = (): void => {
+        if (!counting) return;
+        turns++;
+        setImmediate(count);
+      };
+      setImmediate(count);
+      let chunks = 0;
+      for await (const _ of stream) chunks++;
+      counting = false;
+      return { chunks, turns };
+    };
+    const short = await turnsWhile(adapter.stream(request(1), CONFIG));
+    expect(short.turns).toBe(1);
+    const long = await turnsWhile(adapter.stream(request(1), CONFIG));
+    expect(long.chunks).toBeGreaterThan(600);
+    expect(long.turns).toBeGreaterThan(5);
+    expect(long.turns).toBeLessThan(long.chunks / 20);
   });
 });
 

@@ -157,17 +157,41 @@ interface ResolvedRound {
 const NO_SESSION = Symbol('no-session');
 
 /**
+ * How much of a streamed answer the scripted model delivers in one turn of the event loop: about
+ * what one read of a provider's server-sent events brings when the provider is fast (a chunk of
+ * Chat Completions is some 150 bytes of envelope plus its text). One chunk per turn, as before,
+ * made a round of many tool calls cost three turns of the event loop per call, which no network
+ * stream does.
+ */
+export const SCRIPTED_READ_BYTES = 8 * 1024;
+
+/** About the bytes a chunk takes on the wire (a Chat Completions `data:` line). */
+function wireSize(chunk: StreamChunk): number {
+  let size = 150 + (chunk.contentDelta?.length ?? 0) + (chunk.thinkingDelta?.length ?? 0);
+  for (const delta of chunk.toolCallDeltas ?? []) size += (delta.id?.length ?? 0) + (delta.function?.name?.length ?? 0) + (delta.function?.arguments?.length ?? 0);
+  return size;
+}
+
+/**
  * How many of a session's requests the scripted model keeps for {@link ScriptedLlmAdapter.received}:
  * the latest, so a long demo session does not hold every conversation it ever sent.
  */
 export const SCRIPTED_RECEIVED_LIMIT = 50;
 
 /**
+ * How many sessions the scripted model keeps the requests of ({@link ScriptedLlmAdapter.received}):
+ * the latest to send one, so a server that runs many sessions does not hold every conversation
+ * of every one of them.
+ */
+export const SCRIPTED_RECEIVED_SESSIONS = 20;
+
+/**
  * The model of `LLM_PROTOCOL=scripted`: the n-th call for a session answers with the n-th round,
  * then "done". It streams like a real provider (text in word-sized pieces, tool-call arguments
- * in several fragments by index, a last chunk with finish reason and usage), so the agent loop
- * and the WebSocket clients see the same event sequence as with a real model. It records what
- * it was sent ({@link received}), images included, as a real provider's tests read its requests.
+ * in several fragments by index, a last chunk with finish reason and usage), delivered in
+ * network-sized reads (`SCRIPTED_READ_BYTES`), so the agent loop and the WebSocket clients see the
+ * same event sequence as with a real model. It records what the latest sessions sent
+ * ({@link received}), images included, as a real provider's tests read its requests.
  */
 export class ScriptedLlmAdapter implements LlmAdapter {
   private readonly callsBySession = new Map<number | typeof NO_SESSION, number>();
@@ -191,10 +215,16 @@ export class ScriptedLlmAdapter implements LlmAdapter {
   async *stream(request: ChatRequest, _config: LlmModelConfig, signal?: AbortSignal): AsyncGenerator<StreamChunk> {
     throwIfAborted(signal);
     const round = this.nextRound(request);
+    let read = SCRIPTED_READ_BYTES;
     for (const chunk of chunksOf(round)) {
-      // A turn of the event loop between chunks, as with a network stream, so a cancel issued
-      // while the answer streams lands in the middle of it.
-      await new Promise<void>((resolve) => setImmediate(resolve));
+      // The chunks arrive as a fast provider's stream does: in network reads, a turn of the
+      // event loop apart, so a cancel issued while a long answer streams lands in the middle of it.
+      const size = wireSize(chunk);
+      if (read + size > SCRIPTED_READ_BYTES) {
+        await new Promise<void>((resolve) => setImmediate(resolve));
+        read = 0;
+      }
+      read += size;
       throwIfAborted(signal);
       yield chunk;
     }
@@ -203,7 +233,8 @@ export class ScriptedLlmAdapter implements LlmAdapter {
   /**
    * The requests a session sent (`null`: those without a session), oldest first, as they were
    * when they came: each message with its images and attachments. At most the latest
-   * {@link SCRIPTED_RECEIVED_LIMIT}.
+   * {@link SCRIPTED_RECEIVED_LIMIT}; nothing for a session that is not among the latest
+   * {@link SCRIPTED_RECEIVED_SESSIONS} to send one.
    */
   received(sessionId: number | null): ChatRequest[] {
     return [...(this.receivedBySession.get(sessionId ?? NO_SESSION) ?? [])];
@@ -230,7 +261,10 @@ export class ScriptedLlmAdapter implements LlmAdapter {
     const received = this.receivedBySession.get(key) ?? [];
     received.push(snapshotOf(request));
     if (received.length > SCRIPTED_RECEIVED_LIMIT) received.shift();
+    // Re-inserted, so the map's first entry is the session that sent nothing for the longest.
+    this.receivedBySession.delete(key);
     this.receivedBySession.set(key, received);
+    if (this.receivedBySession.size > SCRIPTED_RECEIVED_SESSIONS) this.receivedBySession.delete(this.receivedBySession.keys().next().value!);
   }
 
   /** The script picked by the conversation's first user message, else the scenario's rounds. */

@@ -2,6 +2,7 @@ import type { Statement } from 'better-sqlite3';
 import { isPlainObject } from '../../harness/tool/tool-arguments';
 import type { HarnessDatabase } from './harness-database';
 import { InvalidRecordError } from './persistence-errors';
+import { toWellFormed } from './well-formed-text';
 
 export type ActivityStatus = 'SUCCESS' | 'ERROR';
 
@@ -58,7 +59,6 @@ type InsertParameters = [number, string | null, string, string, string, string, 
 /** The audit trail of a session's tool calls. */
 export class ActivityRepository {
   private readonly insertStatement: Statement<InsertParameters>;
-  private readonly byIdStatement: Statement<[number], ActivityRow>;
   private readonly bySessionStatement: Statement<[number], ActivityRow>;
 
   constructor(private readonly database: HarnessDatabase) {
@@ -68,14 +68,14 @@ export class ActivityRepository {
          (session_id, execution_id, tool_call_id, tool_name, type, target, summary, status, metadata, created_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
-    this.byIdStatement = db.prepare('SELECT * FROM activities WHERE id = ?');
     this.bySessionStatement = db.prepare('SELECT * FROM activities WHERE session_id = ? ORDER BY id');
   }
 
   /**
    * Records one tool call. Metadata that cannot be written as a JSON object (a cycle, a BigInt,
    * not an object at all) is stored as `{}`: the activity itself is never lost for its details.
-   * The returned record holds the metadata as stored.
+   * Text is stored well-formed (a lone UTF-16 surrogate becomes U+FFFD). The returned record
+   * holds what was stored.
    * @throws InvalidRecordError for a status other than SUCCESS / ERROR; the database's error for
    * a missing session.
    */
@@ -83,19 +83,37 @@ export class ActivityRepository {
     if (!(ACTIVITY_STATUSES as readonly unknown[]).includes(input.status)) {
       throw new InvalidRecordError('status', input.status, ACTIVITY_STATUSES);
     }
-    const { lastInsertRowid } = this.insertStatement.run(
-      input.sessionId,
-      input.executionId ?? null,
-      input.toolCallId,
-      input.toolName,
-      input.type,
-      input.target,
-      input.summary,
-      input.status,
-      serializeMetadata(input.metadata),
-      this.database.timestamp(),
+    const metadata = serializeMetadata(input.metadata);
+    const createdAt = this.database.timestamp();
+    const [toolCallId, toolName, type, target, summary] = [input.toolCallId, input.toolName, input.type, input.target, input.summary].map(toWellFormed);
+    // In the agent's batch: the activity is told through its event, sent after the commit.
+    const { lastInsertRowid } = this.database.batchStatement(() =>
+      this.insertStatement.run(
+        input.sessionId,
+        input.executionId ?? null,
+        toolCallId,
+        toolName,
+        type,
+        target,
+        summary,
+        input.status,
+        metadata,
+        createdAt,
+      ),
     );
-    return toRecord(this.byIdStatement.get(Number(lastInsertRowid)) as ActivityRow);
+    return {
+      id: Number(lastInsertRowid),
+      sessionId: input.sessionId,
+      executionId: input.executionId ?? null,
+      toolCallId,
+      toolName,
+      type,
+      target,
+      summary,
+      status: input.status,
+      metadata: readMetadata(metadata),
+      createdAt,
+    };
   }
 
   /** The session's activities in the order they were recorded. */
@@ -106,6 +124,15 @@ export class ActivityRepository {
 
 function serializeMetadata(metadata: unknown): string {
   if (!isPlainObject(metadata)) return '{}';
+  // Only a `toJSON` of the object itself can make it something else than an object; without one
+  // (the listener's details) its JSON is an object's.
+  if (!('toJSON' in metadata)) {
+    try {
+      return JSON.stringify(metadata);
+    } catch {
+      return '{}';
+    }
+  }
   try {
     const json = JSON.stringify(metadata);
     // A toJSON() may turn the object into something else.

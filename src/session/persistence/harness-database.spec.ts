@@ -216,6 +216,176 @@ describe('HarnessDatabase', () => {
     });
   });
 
+  describe('batch', () => {
+    /** A database whose end-of-turn checks the test runs, with a clock it moves. */
+    function batched(filename = ':memory:') {
+      const checks: Array<() => void> = [];
+      const later: Array<{ check: () => void; ms: number }> = [];
+      let millis = 0;
+      const warnings: string[] = [];
+      const database = new HarnessDatabase(filename, {
+        scheduleCheck: (check) => checks.push(check),
+        scheduleCheckAfter: (check, ms) => later.push({ check, ms }),
+        clock: () => millis,
+        maxCommitDelayMs: 4,
+        minCommitIntervalMs: 1,
+        logger: { warn: (message) => warnings.push(message) },
+      });
+      opened.push(database);
+      return {
+        database,
+        warnings,
+        advance: (ms: number) => (millis += ms),
+        /** Runs the checks scheduled so far (one turn's end); returns how many ran. */
+        endTurn: () => checks.splice(0).map((check) => check()).length,
+        /** The checks scheduled for later, with their delays. */
+        later,
+      };
+    }
+
+    it('writes at once, visibly on the connection, and commits at the end of a turn that wrote nothing new', () => {
+      const file = path.join(dir, 'batch.db');
+      const { database, endTurn } = batched(file);
+      const id = database.batch(() => insertSession(database));
+      expect(database.connection.prepare('SELECT id FROM sessions').pluck().all()).toEqual([id]);
+      expect(database.connection.inTransaction).toBe(true);
+      const reader = new HarnessDatabase(file);
+      opened.push(reader);
+      const committedRows = () => reader.connection.prepare('SELECT COUNT(*) FROM sessions').pluck().get();
+      // The turn that wrote: not yet; the next one, quiet: committed.
+      expect(endTurn()).toBe(1);
+      expect(committedRows()).toBe(0);
+      expect(endTurn()).toBe(1);
+      expect(committedRows()).toBe(1);
+      expect(database.connection.inTransaction).toBe(false);
+      expect(endTurn()).toBe(0);
+    });
+
+    it('keeps deferring while every turn writes, but commits once the batch is maxCommitDelayMs old', () => {
+      const { database, endTurn, advance } = batched();
+      const committed: string[] = [];
+      database.batch(() => insertSession(database));
+      database.afterCommit(() => committed.push('first'));
+      for (let turn = 0; turn < 3; turn++) {
+        advance(1);
+        endTurn();
+        database.batch(() => insertSession(database));
+      }
+      expect(committed).toEqual([]);
+      advance(1);
+      endTurn();
+      expect(committed).toEqual(['first']);
+      expect(database.connection.inTransaction).toBe(false);
+    });
+
+    it('waits minCommitIntervalMs after the last commit before it commits a batch whose writing paused', () => {
+      const { database, endTurn, advance, later } = batched();
+      database.batch(() => insertSession(database));
+      endTurn();
+      endTurn();
+      expect(database.connection.inTransaction).toBe(false);
+      advance(0.25);
+      database.batch(() => insertSession(database));
+      endTurn();
+      endTurn();
+      // Quiet, but the last commit was 0.25 ms ago: a check later, nothing now.
+      expect(database.connection.inTransaction).toBe(true);
+      expect(later).toEqual([{ check: expect.any(Function), ms: 0.75 }]);
+      advance(0.75);
+      later.splice(0)[0].check();
+      expect(database.connection.inTransaction).toBe(false);
+    });
+
+    it('runs afterCommit callbacks at the end of the turn when nothing is pending', () => {
+      const { database, endTurn } = batched();
+      const calls: string[] = [];
+      database.afterCommit(() => calls.push('a'));
+      database.afterCommit(() => calls.push('b'));
+      endTurn();
+      expect(calls).toEqual(['a', 'b']);
+    });
+
+    it('undoes only the writes of a batch function that throws', () => {
+      const { database, endTurn } = batched();
+      const kept = database.batch(() => insertSession(database));
+      expect(() =>
+        database.batch(() => {
+          insertSession(database);
+          throw new Error('boom');
+        }),
+      ).toThrow('boom');
+      endTurn();
+      endTurn();
+      expect(database.connection.prepare('SELECT id FROM sessions').pluck().all()).toEqual([kept]);
+    });
+
+    it('commits the batch before a transaction, which is durable when it returns', () => {
+      const file = path.join(dir, 'order.db');
+      const { database } = batched(file);
+      database.batch(() => insertSession(database));
+      database.transaction(() => insertSession(database));
+      expect(database.connection.inTransaction).toBe(false);
+      const reader = new HarnessDatabase(file);
+      opened.push(reader);
+      expect(reader.connection.prepare('SELECT COUNT(*) FROM sessions').pluck().get()).toBe(2);
+    });
+
+    it('makes a transaction inside a batch, and a batch inside a transaction, a savepoint of the outer one', () => {
+      const { database, endTurn } = batched();
+      database.batch(() => {
+        insertSession(database);
+        expect(() =>
+          database.transaction(() => {
+            insertSession(database);
+            throw new Error('inner');
+          }),
+        ).toThrow('inner');
+      });
+      expect(database.connection.inTransaction).toBe(true);
+      database.transaction(() => database.batch(() => insertSession(database)));
+      expect(database.connection.inTransaction).toBe(false);
+      endTurn();
+      expect(database.connection.prepare('SELECT COUNT(*) FROM sessions').pluck().get()).toBe(2);
+    });
+
+    it('runs the writers queued for the commit inside the batch, just before it', () => {
+      const { database, endTurn } = batched();
+      database.writeBeforeCommit(() => database.batch(() => insertSession(database)));
+      expect(database.batchPending).toBe(true);
+      const count = () => database.connection.prepare('SELECT COUNT(*) FROM sessions').pluck().get();
+      // The turn that queued it: not due yet, nothing written.
+      endTurn();
+      expect(count()).toBe(0);
+      endTurn();
+      expect(count()).toBe(1);
+      expect(database.connection.inTransaction).toBe(false);
+      expect(database.batchPending).toBe(false);
+    });
+
+    it('refuses a function that returns a promise, writing nothing of it', () => {
+      const { database } = batched();
+      expect(() =>
+        database.batch(() => {
+          insertSession(database);
+          return Promise.resolve();
+        }),
+      ).toThrow(/synchronous/);
+      expect(database.connection.prepare('SELECT COUNT(*) FROM sessions').pluck().get()).toBe(0);
+    });
+
+    it('commits what is pending when it closes', () => {
+      const file = path.join(dir, 'close.db');
+      const { database } = batched(file);
+      database.batch(() => insertSession(database));
+      const calls: string[] = [];
+      database.afterCommit(() => calls.push('committed'));
+      database.close();
+      expect(calls).toEqual(['committed']);
+      const reopened = open(file);
+      expect(reopened.connection.prepare('SELECT COUNT(*) FROM sessions').pluck().get()).toBe(1);
+    });
+  });
+
   it('stamps times from the injected clock', () => {
     const database = open(':memory:', () => new Date(Date.UTC(2024, 4, 6, 7, 8, 9, 10)));
     expect(database.timestamp()).toBe('2024-05-06T07:08:09.010Z');

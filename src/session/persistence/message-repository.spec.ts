@@ -174,6 +174,39 @@ describe('MessageRepository', () => {
     });
   });
 
+  describe('stageToolResult', () => {
+    const stagedRows = () => database.connection.prepare('SELECT tool_call_id FROM staged_tool_results ORDER BY tool_call_id').pluck().all();
+
+    beforeEach(() => new RunRepository(database).start('e1', sessionId));
+
+    it('writes the results with the next group commit', () => {
+      messages.stageToolResult('e1', { role: 'tool', tool_call_id: 'call_2', content: 'two' });
+      messages.stageToolResult('e1', { role: 'tool', tool_call_id: 'call_1', content: 'one' });
+      expect(stagedRows()).toEqual([]);
+      database.commit();
+      expect(stagedRows()).toEqual(['call_1', 'call_2']);
+      expect(database.connection.inTransaction).toBe(false);
+    });
+
+    it('writes none of a round appended before the commit, and drops those written before', () => {
+      messages.stageToolResult('e1', { role: 'tool', tool_call_id: 'call_1', content: 'one' });
+      database.commit();
+      messages.stageToolResult('e1', { role: 'tool', tool_call_id: 'call_2', content: 'two' });
+      messages.appendRound(sessionId, 'e1', [
+        { role: 'tool', tool_call_id: 'call_1', content: 'one' },
+        { role: 'tool', tool_call_id: 'call_2', content: 'two' },
+      ]);
+      database.commit();
+      expect(stagedRows()).toEqual([]);
+      expect(messages.listBySession(sessionId).map((record) => record.toolCallId)).toEqual(['call_1', 'call_2']);
+    });
+
+    it('answers results not written yet when asked for the staged ones', () => {
+      messages.stageToolResult('e1', { role: 'tool', tool_call_id: 'call_1', content: 'one', is_error: true });
+      expect(messages.stagedToolResults('e1')).toEqual(new Map([['call_1', { content: 'one', isError: true }]]));
+    });
+  });
+
   describe('listBySession', () => {
     it('lists only the session’s messages, in insertion order', () => {
       const sessions = new SessionRepository(database);

@@ -6,6 +6,7 @@ import type { HarnessDatabase } from './harness-database';
 import { InvalidRecordError } from './persistence-errors';
 import { SqliteAttachmentStore } from './sqlite-attachment-store';
 import { toWellFormed } from './well-formed-text';
+import { errorMessage } from '../../harness/runtime/error-message';
 
 const CHAT_ROLES: readonly ChatRole[] = ['system', 'user', 'assistant', 'tool'];
 
@@ -59,6 +60,12 @@ interface StagedRow {
   attachments: string | null;
 }
 
+/** Rows one insert statement writes at most. */
+const ROWS_PER_INSERT = 32;
+
+/** A staged result as its row's values: run, call, content, is_error, attachments, created_at. */
+type StagedRowValues = [string, string, string | null, number, string | null, string];
+
 type InsertParameters = [number, string | null, string, string | null, string | null, string | null, number, string | null, string];
 
 /**
@@ -74,26 +81,31 @@ type InsertParameters = [number, string | null, string, string | null, string | 
  */
 export class MessageRepository {
   private readonly insertStatement: Statement<InsertParameters>;
-  private readonly byIdStatement: Statement<[number], MessageRow>;
   private readonly bySessionStatement: Statement<[number], MessageRow>;
-  private readonly stageStatement: Statement<[string, string, string | null, number, string | null, string]>;
+  private readonly stageStatement: Statement<StagedRowValues>;
   private readonly stagedStatement: Statement<[string], StagedRow>;
   private readonly clearStagedStatement: Statement<[string]>;
+  /** Staged results not written yet, by run and call (see `stageToolResult`). */
+  private unwritten = new Map<string, Map<string, StagedRowValues>>();
+  /** Inserts of 2 to `ROWS_PER_INSERT` messages, prepared as they are first needed. */
+  private readonly multiInsertStatements = new Map<number, Statement<unknown[]>>();
+  private writeScheduled = false;
 
   /**
    * @param attachments where `toChatMessages` reads the images of tool messages back from; by
    * default the database's own attachments table.
+   * @param logger where a staged result that could not be written is reported.
    */
   constructor(
     private readonly database: HarnessDatabase,
     private readonly attachments: AttachmentStore = new SqliteAttachmentStore(database),
+    private readonly logger: { warn(message: string): void } = console,
   ) {
     const db = database.connection;
     this.insertStatement = db.prepare(
       `INSERT INTO messages (session_id, execution_id, role, content, tool_calls, tool_call_id, is_error, attachments, created_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
-    this.byIdStatement = db.prepare('SELECT * FROM messages WHERE id = ?');
     this.bySessionStatement = db.prepare('SELECT * FROM messages WHERE session_id = ? ORDER BY id');
     this.stageStatement = db.prepare(
       `INSERT OR REPLACE INTO staged_tool_results (execution_id, tool_call_id, content, is_error, attachments, created_at)
@@ -104,24 +116,39 @@ export class MessageRepository {
   }
 
   /**
-   * Keeps the result of one call of a running round, the moment the call finishes, so that a
-   * process that dies before the round ends does not lose it. `appendRound` moves the round's
-   * results into the conversation in call order; a run's start-up recovery reads what is left.
+   * Keeps the result of one call of a running round as the call finishes, so that a process that
+   * dies before the round ends does not lose it. `appendRound` moves the round's results into the
+   * conversation in call order; a run's start-up recovery reads what is left.
+   *
+   * The row is written with the database's next group commit (`writeBeforeCommit`): results that
+   * finish together share one commit, which comes before any event about them is sent. A round
+   * appended before that commit writes its tool messages instead, and the staged rows are never
+   * written at all (they would be deleted in the same transaction). A failure to write is logged.
    */
   stageToolResult(executionId: string, message: ChatMessage): void {
     if (message.role !== 'tool' || message.tool_call_id === undefined) throw new InvalidRecordError('role', message.role, ['tool']);
-    this.stageStatement.run(
+    const row: StagedRowValues = [
       executionId,
       message.tool_call_id,
       message.content == null ? null : toWellFormed(message.content),
       message.is_error === true ? 1 : 0,
       serializeAttachmentRefs(message.attachments),
       this.database.timestamp(),
-    );
+    ];
+    let calls = this.unwritten.get(executionId);
+    if (!calls) {
+      calls = new Map();
+      this.unwritten.set(executionId, calls);
+    }
+    calls.set(message.tool_call_id, row);
+    if (this.writeScheduled) return;
+    this.writeScheduled = true;
+    this.database.writeBeforeCommit(() => this.writeStaged());
   }
 
   /** The results a run has staged and not yet appended, by tool call id. */
   stagedToolResults(executionId: string): Map<string, StagedToolResult> {
+    this.writeStaged();
     return new Map(
       this.stagedStatement.all(executionId).map((row) => {
         const staged: StagedToolResult = { content: row.content, isError: row.is_error === 1 };
@@ -132,23 +159,90 @@ export class MessageRepository {
     );
   }
 
-  /** Appends a batch of a run's messages and drops what the run had staged, in one transaction. */
+  /**
+   * Appends a batch of a run's messages and drops what the run had staged, atomically, in the
+   * agent's batch (`HarnessDatabase.batch`).
+   */
   appendRound(sessionId: number, executionId: string, messages: readonly ChatMessage[]): MessageRecord[] {
-    return this.database.transaction(() => {
-      const records = this.appendMany(sessionId, executionId, messages);
+    // Results staged since the last commit need not be written: the round's messages hold them.
+    this.unwritten.delete(executionId);
+    return this.database.batch(() => {
+      const records = this.insertMany(sessionId, executionId, messages);
       this.clearStagedStatement.run(executionId);
       return records;
     });
   }
 
   /**
+   * Appends one message, in the agent's batch (inside a `transaction`, as part of it).
    * @throws InvalidRecordError for an unknown role; the database's error for a missing session.
    */
   append(sessionId: number, executionId: string | null, message: ChatMessage): MessageRecord {
+    return this.database.batchStatement(() => this.insert(sessionId, executionId, message));
+  }
+
+  /** Appends all messages atomically, in the agent's batch: if one cannot be written, none is. */
+  appendMany(sessionId: number, executionId: string | null, messages: readonly ChatMessage[]): MessageRecord[] {
+    return this.database.batch(() => this.insertMany(sessionId, executionId, messages));
+  }
+
+  /** Writes the staged results not yet written, each on its own: one that cannot be written costs no other. */
+  private writeStaged(): void {
+    this.writeScheduled = false;
+    if (this.unwritten.size === 0) return;
+    const unwritten = this.unwritten;
+    this.unwritten = new Map();
+    for (const calls of unwritten.values()) {
+      for (const row of calls.values()) {
+        try {
+          this.database.batchStatement(() => this.stageStatement.run(...row));
+        } catch (error) {
+          this.logger.warn(`tool result ${row[1]} of run ${row[0]} was not staged: ${errorMessage(error)}`);
+        }
+      }
+    }
+  }
+
+  private insert(sessionId: number, executionId: string | null, message: ChatMessage): MessageRecord {
+    const row = this.rowOf(sessionId, executionId, message);
+    const { lastInsertRowid } = this.insertStatement.run(...row);
+    return recordOf(Number(lastInsertRowid), row, message);
+  }
+
+  /** Appends messages in order, up to `ROWS_PER_INSERT` in one statement (their ids follow each other). */
+  private insertMany(sessionId: number, executionId: string | null, messages: readonly ChatMessage[]): MessageRecord[] {
+    const records: MessageRecord[] = [];
+    for (let start = 0; start < messages.length; start += ROWS_PER_INSERT) {
+      const chunk = messages.slice(start, start + ROWS_PER_INSERT);
+      if (chunk.length === 1) {
+        records.push(this.insert(sessionId, executionId, chunk[0]));
+        continue;
+      }
+      const rows = chunk.map((message) => this.rowOf(sessionId, executionId, message));
+      const last = Number(this.multiInsert(rows.length).run(rows.flat()).lastInsertRowid);
+      rows.forEach((row, index) => records.push(recordOf(last - (rows.length - 1 - index), row, chunk[index])));
+    }
+    return records;
+  }
+
+  private multiInsert(rows: number): Statement<unknown[]> {
+    let statement = this.multiInsertStatements.get(rows);
+    if (!statement) {
+      const values = Array.from({ length: rows }, () => '(?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ');
+      statement = this.database.connection.prepare(
+        `INSERT INTO messages (session_id, execution_id, role, content, tool_calls, tool_call_id, is_error, attachments, created_at) VALUES ${values}`,
+      );
+      this.multiInsertStatements.set(rows, statement);
+    }
+    return statement;
+  }
+
+  /** The values of a message's row, in the insert's order. */
+  private rowOf(sessionId: number, executionId: string | null, message: ChatMessage): InsertParameters {
     if (!(CHAT_ROLES as readonly unknown[]).includes(message.role)) {
       throw new InvalidRecordError('role', message.role, CHAT_ROLES);
     }
-    const { lastInsertRowid } = this.insertStatement.run(
+    return [
       sessionId,
       executionId,
       message.role,
@@ -158,13 +252,7 @@ export class MessageRepository {
       message.is_error === true ? 1 : 0,
       serializeAttachmentRefs(message.attachments),
       this.database.timestamp(),
-    );
-    return toRecord(this.byIdStatement.get(Number(lastInsertRowid)) as MessageRow);
-  }
-
-  /** Appends all messages in one transaction: if one cannot be written, none is. */
-  appendMany(sessionId: number, executionId: string | null, messages: readonly ChatMessage[]): MessageRecord[] {
-    return this.database.transaction(() => messages.map((message) => this.append(sessionId, executionId, message)));
+    ];
   }
 
   /** The session's messages in the order they were appended. */
@@ -209,6 +297,25 @@ export class MessageRepository {
     }
     return images;
   }
+}
+
+/**
+ * The record of a message just written, built from what was written rather than read back: the
+ * tool calls, stored as their JSON, are copied instead of parsed again (a round of many calls is long).
+ */
+function recordOf(id: number, row: InsertParameters, message: ChatMessage): MessageRecord {
+  const [sessionId, executionId, , content, , toolCallId, isError, attachments, createdAt] = row;
+  const record: MessageRecord = { id, sessionId, executionId, role: message.role, content, createdAt };
+  if (message.tool_calls !== undefined) {
+    record.toolCalls = message.tool_calls.map((call) => ({ id: call.id, type: call.type, function: { name: call.function.name, arguments: call.function.arguments } }));
+  }
+  if (toolCallId !== null) record.toolCallId = toolCallId;
+  if (isError === 1) record.isError = true;
+  if (attachments !== null) {
+    const refs = parseAttachmentRefs(attachments);
+    if (refs.length > 0) record.attachments = refs;
+  }
+  return record;
 }
 
 function toRecord(row: MessageRow): MessageRecord {

@@ -50,19 +50,22 @@ export class RunRepository {
     this.runningStatement = db.prepare(`SELECT * FROM runs WHERE status IN ('running', 'waiting') ORDER BY started_at`);
   }
 
-  /** Records a run that starts now. */
+  /** Records a run that starts now; durable when it returns (or with the transaction it is part of). */
   start(executionId: string, sessionId: number): void {
-    this.insertStatement.run(executionId, sessionId, this.database.timestamp());
+    this.database.transaction(() => this.insertStatement.run(executionId, sessionId, this.database.timestamp()));
   }
 
   /** Records that an unfinished run waits for a person (`waiting`), or goes on again (`running`). */
   mark(executionId: string, status: 'running' | 'waiting'): void {
-    this.markStatement.run(status, executionId);
+    this.database.batchStatement(() => this.markStatement.run(status, executionId));
   }
 
-  /** Records how a running run ended; a run that has already ended keeps its first ending. */
+  /**
+   * Records how a running run ended; a run that has already ended keeps its first ending. Written
+   * in the agent's batch, committed before the event that ends the run is sent.
+   */
   end(executionId: string, status: Exclude<RunStatus, 'running' | 'waiting'>, error: string | null = null): void {
-    this.endStatement.run(status, error, this.database.timestamp(), executionId);
+    this.database.batchStatement(() => this.endStatement.run(status, error, this.database.timestamp(), executionId));
   }
 
   find(executionId: string): RunRecord | null {

@@ -82,12 +82,14 @@ describe('SessionEventLog', () => {
       });
     });
 
-    it('writes through the default scheduler within one turn of the event loop', async () => {
+    it("writes through the default scheduler with the database's next group commit", async () => {
       const log = new SessionEventLog(database);
       log.append(eventOf(sessionId));
       expect(storedSeqs(sessionId)).toEqual([]);
-      await new Promise<void>((resolve) => setImmediate(resolve));
+      const committed = new Promise<void>((resolve) => log.whenStored(resolve));
+      await committed;
       expect(storedSeqs(sessionId)).toEqual([1]);
+      expect(database.connection.inTransaction).toBe(false);
     });
 
     it('writes what is queued when its database closes', () => {

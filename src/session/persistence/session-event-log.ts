@@ -30,9 +30,10 @@ export interface SessionEventLogOptions {
   maxEventsPerSession?: number;
   logger?: { warn(message: string): void };
   /**
-   * Schedules the write of what was appended (default `setImmediate`): the events of one turn of
-   * the event loop — of every run streaming then — land in one transaction. Reads, and the
-   * database's close, write what is queued first, whatever this does.
+   * Schedules the write of what was appended (default: into the database's batch, just before its
+   * group commit — `HarnessDatabase.writeBeforeCommit`): the events of every run streaming then
+   * are written together, a few statements for many rows, and committed with the other writes.
+   * Reads, and the database's close, write what is queued first, whatever this does.
    */
   schedule?: (write: () => void) => void;
 }
@@ -48,8 +49,10 @@ interface QueuedEvent {
   seq: number;
   type: string;
   json: string;
-  createdAt: string;
 }
+
+/** Rows one insert statement writes at most: one statement per row costs more than the row. */
+const ROWS_PER_INSERT = 32;
 
 /**
  * The event log of every session: each event a session's clients are sent gets the next number of
@@ -58,8 +61,10 @@ interface QueuedEvent {
  * it would have received it.
  *
  * Appending is on the hot path of streaming: the number is given at once, and the row is written
- * with the others of the same turn of the event loop, in one transaction (a commit costs far more
- * than a row). Reads write what is queued first, so they always see every event numbered so far.
+ * with the others of the same turn of the event loop, into the database's batch (a commit costs
+ * far more than a row: `HarnessDatabase.batch`). Reads write what is queued first, so they always
+ * see every event numbered so far. `whenStored` tells when what was appended is committed: the
+ * WebSocket registry sends frames only then.
  * The API is synchronous, as the database is: a read and the numbering of a new event never
  * interleave.
  *
@@ -78,6 +83,8 @@ export class SessionEventLog {
   private readonly prunes = new Map<number, number>();
   private writeScheduled = false;
   private readonly insertStatement: Statement<[number, number, string, string, string]>;
+  /** Inserts of 2 to `ROWS_PER_INSERT` rows, prepared as they are first needed. */
+  private readonly multiInsertStatements = new Map<number, Statement<unknown[]>>();
   private readonly pruneStatement: Statement<[number, number]>;
   private readonly boundsStatement: Statement<[number], { oldest: number | null; last: number | null }>;
   private readonly pageStatement: Statement<[number, number, number], { seq: number; payload: string }>;
@@ -91,7 +98,7 @@ export class SessionEventLog {
     this.maxEventsPerSession = max;
     this.keptAfterPrune = Math.max(1, max - Math.max(1, Math.floor(max / 10)));
     this.logger = options.logger ?? console;
-    this.schedule = options.schedule ?? ((write) => void setImmediate(write));
+    this.schedule = options.schedule ?? ((write) => database.writeBeforeCommit(write));
     const db = database.connection;
     this.insertStatement = db.prepare('INSERT INTO session_events (session_id, seq, type, payload, created_at) VALUES (?, ?, ?, ?, ?)');
     this.pruneStatement = db.prepare('DELETE FROM session_events WHERE session_id = ? AND seq < ?');
@@ -113,7 +120,7 @@ export class SessionEventLog {
     const json = JSON.stringify({ type: event.type, sessionId: event.sessionId, data: event.data, timestamp: event.timestamp, seq });
     bounds.last = seq;
     if (bounds.oldest === 0) bounds.oldest = seq;
-    this.queue.push({ sessionId: event.sessionId, seq, type: event.type, json, createdAt: this.database.timestamp() });
+    this.queue.push({ sessionId: event.sessionId, seq, type: event.type, json });
     if (seq - bounds.oldest + 1 > this.maxEventsPerSession) {
       bounds.oldest = seq - this.keptAfterPrune + 1;
       this.prunes.set(event.sessionId, bounds.oldest);
@@ -134,6 +141,23 @@ export class SessionEventLog {
     return this.pageStatement.all(sessionId, after, limit).map((row) => ({ seq: row.seq, json: row.payload }));
   }
 
+  /**
+   * Calls `callback` once every event appended so far is committed (or was lost, with a
+   * warning): after the database's group commit (`HarnessDatabase.afterCommit`).
+   */
+  whenStored(callback: () => void): void {
+    this.database.afterCommit(callback);
+  }
+
+  /**
+   * Forgets what it keeps in memory about a session (its numbers), for a session that was deleted
+   * or has gone quiet; the next event of the session reads them from the store again.
+   */
+  forget(sessionId: number): void {
+    this.flush();
+    this.bounds.delete(sessionId);
+  }
+
   /** The last number given to an event of the session (0 if it has none). */
   lastSeq(sessionId: number): number {
     return this.boundsOf(sessionId).last;
@@ -151,30 +175,46 @@ export class SessionEventLog {
       this.logger.warn(`${events.length} session event(s) were not stored: the database is closed`);
       return;
     }
+    // Stored when written: the events of one write share their `created_at`.
+    const createdAt = this.database.timestamp();
     try {
-      this.database.transaction(() => this.write(events, prunes));
+      this.database.batch(() => this.write(events, prunes, createdAt));
     } catch {
       // One row that cannot be written (its session was deleted meanwhile) must not cost the
       // others their place in the log: write them one by one.
-      this.writeOneByOne(events, prunes);
+      this.writeOneByOne(events, prunes, createdAt);
     }
   }
 
-  private write(events: QueuedEvent[], prunes: Array<[number, number]>): void {
-    for (const event of events) this.insert(event);
+  private write(events: QueuedEvent[], prunes: Array<[number, number]>, createdAt: string): void {
+    for (let start = 0; start < events.length; start += ROWS_PER_INSERT) {
+      const rows = events.slice(start, start + ROWS_PER_INSERT);
+      if (rows.length === 1) this.insert(rows[0], createdAt);
+      else this.multiInsert(rows.length).run(rows.flatMap((event) => [event.sessionId, event.seq, event.type, event.json, createdAt]));
+    }
     for (const [sessionId, oldest] of prunes) this.pruneStatement.run(sessionId, oldest);
   }
 
-  private insert(event: QueuedEvent): void {
-    this.insertStatement.run(event.sessionId, event.seq, event.type, event.json, event.createdAt);
+  private multiInsert(rows: number): Statement<unknown[]> {
+    let statement = this.multiInsertStatements.get(rows);
+    if (!statement) {
+      const values = Array.from({ length: rows }, () => '(?, ?, ?, ?, ?)').join(', ');
+      statement = this.database.connection.prepare(`INSERT INTO session_events (session_id, seq, type, payload, created_at) VALUES ${values}`);
+      this.multiInsertStatements.set(rows, statement);
+    }
+    return statement;
   }
 
-  private writeOneByOne(events: QueuedEvent[], prunes: Array<[number, number]>): void {
+  private insert(event: QueuedEvent, createdAt: string): void {
+    this.insertStatement.run(event.sessionId, event.seq, event.type, event.json, createdAt);
+  }
+
+  private writeOneByOne(events: QueuedEvent[], prunes: Array<[number, number]>, createdAt: string): void {
     let lost = 0;
     let reason = '';
     for (const event of events) {
       try {
-        this.insert(event);
+        this.database.batchStatement(() => this.insert(event, createdAt));
       } catch (error) {
         lost++;
         reason = errorMessage(error);
@@ -182,7 +222,7 @@ export class SessionEventLog {
     }
     for (const [sessionId, oldest] of prunes) {
       try {
-        this.pruneStatement.run(sessionId, oldest);
+        this.database.batchStatement(() => this.pruneStatement.run(sessionId, oldest));
       } catch (error) {
         this.logger.warn(`old events of session ${sessionId} were not deleted: ${errorMessage(error)}`);
       }

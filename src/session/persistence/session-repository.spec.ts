@@ -182,6 +182,8 @@ describe('SessionRepository', () => {
       const kept = sessions.create(sessionInput());
       fill(doomed.id, 'exec-doomed');
       fill(kept.id, 'exec-kept');
+      // Staged results are written with the group commit.
+      database.commit();
       const count = (table: string, sessionId: number) =>
         database.connection.prepare(`SELECT COUNT(*) FROM ${table} WHERE session_id = ?`).pluck().get(sessionId);
       const staged = (executionId: string) => database.connection.prepare('SELECT COUNT(*) FROM staged_tool_results WHERE execution_id = ?').pluck().get(executionId);

@@ -95,16 +95,19 @@ export class SessionRepository {
     assertPermissionLevel(input.permissionLevel);
     const tools = input.tools == null ? null : JSON.stringify(input.tools);
     const createdAt = this.database.timestamp();
-    const { lastInsertRowid } = this.insertStatement.run(
-      input.userId,
-      input.executionMode,
-      input.permissionLevel,
-      tools,
-      JSON.stringify(input.mcpServers ?? []),
-      input.workspace,
-      createdAt,
-    );
-    return this.findById(Number(lastInsertRowid)) as SessionRecord;
+    // Durable before the answer that announces it.
+    return this.database.transaction(() => {
+      const { lastInsertRowid } = this.insertStatement.run(
+        input.userId,
+        input.executionMode,
+        input.permissionLevel,
+        tools,
+        JSON.stringify(input.mcpServers ?? []),
+        input.workspace,
+        createdAt,
+      );
+      return this.findById(Number(lastInsertRowid)) as SessionRecord;
+    });
   }
 
   findById(id: number): SessionRecord | undefined {
@@ -135,7 +138,7 @@ export class SessionRepository {
    * @returns whether there was such a session.
    */
   delete(id: number): boolean {
-    return this.deleteStatement.run(id).changes > 0;
+    return this.database.transaction(() => this.deleteStatement.run(id).changes > 0);
   }
 
   /** Whether some session of the user has the workspace folder `workspace`. */
@@ -150,7 +153,7 @@ export class SessionRepository {
    */
   updatePermissionLevel(id: number, level: PermissionLevel): SessionRecord | undefined {
     assertPermissionLevel(level);
-    const { changes } = this.updateLevelStatement.run(level, id);
+    const { changes } = this.database.transaction(() => this.updateLevelStatement.run(level, id));
     return changes === 0 ? undefined : this.findById(id);
   }
 

@@ -45,16 +45,19 @@ export class SqliteAttachmentStore implements AttachmentStore {
     const mediaType = normalizeMediaType(attachment.mediaType);
     const name = attachment.name === undefined ? undefined : toWellFormed(attachment.name);
     const data = Buffer.from(attachment.data.buffer, attachment.data.byteOffset, attachment.data.byteLength);
-    this.insertStatement.run(
+    // In the agent's batch: the attachment is told through the run's events, after the commit.
+    this.database.batchStatement(() =>
+      this.insertStatement.run(
       id,
       attachment.sessionId,
       attachment.executionId,
       attachment.toolCallId,
       mediaType,
       name ?? null,
-      data.byteLength,
-      data,
-      this.database.timestamp(),
+        data.byteLength,
+        data,
+        this.database.timestamp(),
+      ),
     );
     const saved: ToolAttachment = { id, mediaType, bytes: data.byteLength };
     if (name !== undefined) saved.name = name;

@@ -46,8 +46,11 @@ export class SqliteTaskStore implements TaskStore {
     const status = input.status ?? 'pending';
     assertStatus(status);
     const now = this.database.timestamp();
-    const { lastInsertRowid } = this.insertStatement.run(sessionId, input.title, input.description ?? '', status, now, now);
-    return toItem(this.findStatement.get(Number(lastInsertRowid), sessionId) as TaskRow);
+    // Written in the agent's batch: a task is only ever told through the run's events.
+    return this.database.batchStatement(() => {
+      const { lastInsertRowid } = this.insertStatement.run(sessionId, input.title, input.description ?? '', status, now, now);
+      return toItem(this.findStatement.get(Number(lastInsertRowid), sessionId) as TaskRow);
+    });
   }
 
   /** @throws InvalidRecordError for an unknown status. */
@@ -57,17 +60,19 @@ export class SqliteTaskStore implements TaskStore {
     changes: { title?: string; description?: string; status?: TaskStatus },
   ): TaskItem | undefined {
     if (changes.status !== undefined) assertStatus(changes.status);
-    const { changes: updated } = this.updateStatement.run(
-      changes.title ?? null,
-      changes.description ?? null,
-      changes.status ?? null,
-      this.database.timestamp(),
-      taskId,
-      sessionId,
-    );
-    if (updated === 0) return undefined;
-    const row = this.findStatement.get(taskId, sessionId);
-    return row && toItem(row);
+    return this.database.batchStatement(() => {
+      const { changes: updated } = this.updateStatement.run(
+        changes.title ?? null,
+        changes.description ?? null,
+        changes.status ?? null,
+        this.database.timestamp(),
+        taskId,
+        sessionId,
+      );
+      if (updated === 0) return undefined;
+      const row = this.findStatement.get(taskId, sessionId);
+      return row && toItem(row);
+    });
   }
 
   list(sessionId: number): TaskItem[] {
@@ -75,7 +80,7 @@ export class SqliteTaskStore implements TaskStore {
   }
 
   delete(sessionId: number, taskId: number): boolean {
-    return this.deleteStatement.run(taskId, sessionId).changes > 0;
+    return this.database.batchStatement(() => this.deleteStatement.run(taskId, sessionId).changes > 0);
   }
 }
 

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { AgentExecutionContext } from '../../harness/core/agent-execution-context';
-import type { AgentLoop } from '../../harness/core/agent-loop';
+import type { AgentLoop, AgentRunOutcome } from '../../harness/core/agent-loop';
 import { ExecutionScope } from '../../harness/runtime/execution-scope';
 import type { ChatMessage, LlmModelConfig } from '../../harness/llm/chat-request';
 import type { LocalToolSessionRegistry } from '../../harness/local/local-tool-session-registry';
@@ -27,6 +27,7 @@ import type { WaitKind } from '../../harness/runtime/wait-store';
 import type { WaitRecord, WaitRepository } from '../persistence/wait-repository';
 import type { ClientEvent } from '../../harness/local/client-event';
 import { approvalReason, expiredAnswer, isResumedAnswer } from './wait-answers';
+import { GenAiAttributes, providerName, startRunSpan, withSpan } from '../../harness/runtime/gen-ai-tracing';
 
 /** Where the run service reports: each run's end, and the failures it survives. */
 export interface RunServiceLogger {
@@ -418,14 +419,34 @@ export class RunService {
     const releaseMcp = deps.sessionTools.hold(session);
     // A run left waiting by a stopping server says nothing more (see `detach`).
     const gated = gateListener(listener, () => run.detached);
+    // The run's `invoke_agent` span: its model and tool calls nest under it (docs/observability.md).
+    const trace = startRunSpan(run.executionId, {
+      [GenAiAttributes.CONVERSATION_ID]: String(session.id),
+      [GenAiAttributes.PROVIDER_NAME]: providerName(deps.modelConfig.protocol),
+      [GenAiAttributes.REQUEST_MODEL]: deps.modelConfig.model,
+    });
     try {
-      await this.runAgent(session, run, gated, resuming);
+      const outcome = await withSpan(trace.span, () => this.runAgent(session, run, gated, resuming));
+      trace.end(
+        outcome === null
+          ? { status: 'waiting' }
+          : {
+              status: outcome.status,
+              rounds: outcome.rounds,
+              usage: outcome.usage && { inputTokens: outcome.usage.promptTokens, outputTokens: outcome.usage.completionTokens },
+              error: outcome.error,
+            },
+      );
+    } catch (error) {
+      trace.end({ status: 'error', error: errorMessage(error) });
+      throw error;
     } finally {
       releaseMcp();
     }
   }
 
-  private async runAgent(session: SessionRecord, run: ActiveRun, listener: AgentEventListener, resuming: boolean): Promise<void> {
+  /** Runs (or resumes) the agent; `null` when the run was left waiting by a stopping server. */
+  private async runAgent(session: SessionRecord, run: ActiveRun, listener: AgentEventListener, resuming: boolean): Promise<AgentRunOutcome | null> {
     const { deps } = this;
     const sessionTools = await deps.sessionTools.forSession(session);
     for (const problem of sessionTools.problems) {
@@ -466,9 +487,10 @@ export class RunService {
     const outcome = round
       ? await deps.agentLoop.resume(context, listener, persistence, round)
       : await deps.agentLoop.execute(context, listener, persistence);
-    if (run.detached) return;
+    if (run.detached) return null;
     this.endRun(run.executionId, outcome.status, outcome.error ?? null);
     this.logger.log(`run ${run.executionId} of session ${session.id}: ${outcome.status} after ${outcome.rounds} round(s)`);
+    return outcome;
   }
 
   /** Records how a run ended; a store that fails here leaves the run to the next start's recovery. */

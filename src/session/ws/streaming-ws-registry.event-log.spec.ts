@@ -209,6 +209,60 @@ describe('StreamingWsRegistry with an event log', () => {
   });
 });
 
+/** A connection whose socket holds what it is sent while corked, as a TCP socket does. */
+class CorkableConnection extends FakeWsConnection {
+  /** What the client has received: frames written out. */
+  readonly delivered: string[] = [];
+  private corks = 0;
+  private held: string[] = [];
+  readonly _socket = {
+    cork: () => void this.corks++,
+    uncork: () => {
+      if (--this.corks > 0) return;
+      this.delivered.push(...this.held);
+      this.held = [];
+    },
+  };
+
+  override send(data: string): void {
+    super.send(data);
+    if (this.corks > 0) this.held.push(data);
+    else this.delivered.push(data);
+  }
+}
+
+describe('StreamingWsRegistry sending only what is stored', () => {
+  it("holds a turn's frames until the database committed their events, then sends them in order", () => {
+    const checks: Array<() => void> = [];
+    const database = new HarnessDatabase(':memory:', { scheduleCheck: (check) => checks.push(check), clock: () => 0 });
+    try {
+      const sessionId = new SessionRepository(database).create({ userId: USER, executionMode: 'CLOUD', permissionLevel: 'FULL', workspace: 'a' }).id;
+      const log = new SessionEventLog(database);
+      const registry = new StreamingWsRegistry({ eventLog: log });
+      const socket = new CorkableConnection();
+      registry.add(USER, socket);
+      const storedRows = () => database.connection.prepare('SELECT COUNT(*) FROM session_events').pluck().get();
+      const endTurn = () => checks.splice(0).forEach((check) => check());
+
+      registry.sendToUser(USER, delta(sessionId, 'a'));
+      registry.sendToUser(USER, delta(sessionId, 'b'));
+      expect(socket.frames).toHaveLength(2);
+      expect(socket.delivered).toEqual([]);
+      // The end of the turn that sent them: the writing may go on, nothing is committed yet.
+      endTurn();
+      expect(storedRows()).toBe(0);
+      expect(socket.delivered).toEqual([]);
+      // A quiet turn: the rows are written and committed, then the frames sent.
+      endTurn();
+      expect(storedRows()).toBe(2);
+      expect(database.connection.inTransaction).toBe(false);
+      expect(socket.delivered.map((frame) => (JSON.parse(frame) as WsEvent).seq)).toEqual([1, 2]);
+    } finally {
+      database.close();
+    }
+  });
+});
+
 describe('StreamingWsRegistry without an event log', () => {
   it('sends events without a seq and narrows a subscribed connection without a replay', () => {
     const registry = new StreamingWsRegistry();

@@ -71,6 +71,21 @@ function socketOf(client: WebSocket): { pause(): void; resume(): void } {
   return (client as unknown as { _socket: { pause(): void; resume(): void } })._socket;
 }
 
+/**
+ * Sends 64 KiB frames to the user, a turn of the event loop apart, until some stay queued on the
+ * server after the turn's frames were written out: the client's kernel buffers are full. (Within
+ * a turn the registry holds frames back to write them together, so a queue seen right after a
+ * send says nothing yet.) Returns how many were sent.
+ */
+async function sendUntilStalled(registry: StreamingWsRegistry, pair: Pair): Promise<number> {
+  let sent = 0;
+  do {
+    registry.sendToUser(USER, delta(sent++, 64 * 1024));
+    await new Promise<void>((resolve) => setImmediate(resolve));
+  } while (pair.server.bufferedAmount === 0);
+  return sent;
+}
+
 function delta(index: number, size: number): WsEvent {
   return createWsEvent('content_delta', 2, { delta: String(index).padEnd(size, '.'), executionId: 'e' }, () => 1_700_000_000_000);
 }
@@ -284,6 +299,53 @@ describe('StreamingWsRegistry', () => {
     });
   });
 
+  describe('writing frames out', () => {
+    /** Counts the writes of the server's TCP socket for the pair, and the frames they carried. */
+    function countWrites(pair: Pair): { writes: number; chunks: number } {
+      const socket = (pair.server as unknown as { _socket: { _writev: (chunks: unknown[], ...rest: unknown[]) => void; _write: (...args: unknown[]) => void } })._socket;
+      const counts = { writes: 0, chunks: 0 };
+      const writev = socket._writev.bind(socket);
+      const write = socket._write.bind(socket);
+      socket._writev = (chunks: unknown[], ...rest: unknown[]) => {
+        counts.writes++;
+        counts.chunks += chunks.length;
+        writev(chunks, ...rest);
+      };
+      socket._write = (...args: unknown[]) => {
+        counts.writes++;
+        counts.chunks++;
+        write(...args);
+      };
+      return counts;
+    }
+
+    it('writes the frames of one turn in one write, one event per frame, in order', async () => {
+      const { registry } = setup();
+      const pair = await connect();
+      registry.add(USER, pair.server);
+      const counts = countWrites(pair);
+      for (let i = 0; i < 5; i++) registry.sendToUser(USER, delta(i, 10));
+      expect(counts.writes).toBe(0);
+      expect(pair.server.bufferedAmount).toBeGreaterThan(0);
+      await waitFor(() => pair.received.length === 5);
+      expect(counts.writes).toBe(1);
+      expect(pair.received.map((event) => event.data.delta)).toEqual(['0', '1', '2', '3', '4'].map((i) => i.padEnd(10, '.')));
+    });
+
+    it('sends frames of the next turn in a write of their own', async () => {
+      const { registry } = setup();
+      const pair = await connect();
+      registry.add(USER, pair.server);
+      const counts = countWrites(pair);
+      registry.sendToUser(USER, delta(0, 10));
+      await waitFor(() => pair.received.length === 1);
+      registry.sendToUser(USER, delta(1, 10));
+      registry.sendToUser(USER, delta(2, 10));
+      await waitFor(() => pair.received.length === 3);
+      expect(counts.writes).toBe(2);
+    });
+  });
+
   describe('closeAll', () => {
     it('lets each connection flush what is queued, then closes it with the code and reason', async () => {
       const { registry } = setup();
@@ -292,8 +354,7 @@ describe('StreamingWsRegistry', () => {
       registry.add(USER, slow.server);
       registry.add(2, idle.server);
       stopReading(slow);
-      let sent = 0;
-      while (slow.server.bufferedAmount === 0) registry.sendToUser(USER, delta(sent++, 64 * 1024));
+      const sent = await sendUntilStalled(registry, slow);
       const closeCalls: Array<{ code: number | undefined; queued: number }> = [];
       const close = slow.server.close.bind(slow.server);
       jest.spyOn(slow.server, 'close').mockImplementation((code, reason) => {
@@ -321,7 +382,7 @@ describe('StreamingWsRegistry', () => {
       const stalled = await connect();
       registry.add(USER, stalled.server);
       stopReading(stalled);
-      while (stalled.server.bufferedAmount === 0) registry.sendToUser(USER, delta(0, 64 * 1024));
+      await sendUntilStalled(registry, stalled);
 
       const started = Date.now();
       await registry.closeAll(1001, 'server shutting down', 100);

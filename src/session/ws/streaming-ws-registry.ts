@@ -75,6 +75,22 @@ const REPLAY_PAGE = 200;
 /** How often a flush or a close is checked on: `ws` announces neither on the WebSocket itself. */
 const POLL_INTERVAL_MS = 10;
 
+/** The network side of a connection, which can hold writes back and let them go in one. */
+interface Corkable {
+  cork(): void;
+  uncork(): void;
+}
+
+/**
+ * The TCP socket under a `ws` WebSocket (its `_socket`, ws 8), which `cork()` holds writes in:
+ * `ws` writes each frame to it as it is sent, one system call per frame otherwise. `null` for a
+ * connection that has none (an in-memory double): its frames are sent as they come.
+ */
+function corkableOf(connection: WsConnection): Corkable | null {
+  const socket = (connection as { _socket?: Partial<Corkable> | null })._socket;
+  return socket && typeof socket.cork === 'function' && typeof socket.uncork === 'function' ? (socket as Corkable) : null;
+}
+
 /**
  * Open WebSocket connections by user, and the one place that sends frames to them. Events for a
  * user with no open connection are dropped: runs go on without an audience and the stored
@@ -87,6 +103,12 @@ const POLL_INTERVAL_MS = 10;
  * goes to. Replies to one connection's frame (`send`) belong to no session's history and are not.
  * A connection that subscribed to sessions (`subscribe`) receives only their events, and those of
  * no session; one that never did receives every event of its user.
+ *
+ * Frames are written out once per turn of the event loop, not one by one: the first frame of a
+ * turn corks the connection's socket and the turn's frames leave together, in order, in one
+ * write. With an event log they leave only once the events they carry are committed
+ * (`SessionEventLog.whenStored`, after the database's group commit): a client is never told of
+ * an event that a crash could take back. Each frame stays one event.
  *
  * Every connection has a bounded send buffer. A client that stops reading would otherwise make
  * the server queue every event of every run in memory; instead it is closed with 1013 (and
@@ -118,6 +140,9 @@ export class StreamingWsRegistry implements ClientConnections {
   private readonly localFrames = new WeakMap<ClientEvent, string>();
   /** Sessions whose events are dropped: their runs were left waiting by a stopping server. */
   private readonly muted = new Set<number>();
+  /** Sockets corked this turn, uncorked together once the turn's events are stored. */
+  private readonly corked = new Set<Corkable>();
+  private uncorkScheduled = false;
 
   constructor(options: StreamingWsRegistryOptions = {}) {
     this.sendBufferLimitBytes = options.sendBufferLimitBytes ?? DEFAULT_SEND_BUFFER_LIMIT_BYTES;
@@ -328,12 +353,38 @@ export class StreamingWsRegistry implements ClientConnections {
       this.closeTooSlow(connection, queued);
       return false;
     }
+    this.cork(connection);
     try {
       connection.send(frame);
       return true;
     } catch {
       return false;
     }
+  }
+
+  /** Holds the connection's writes until the turn's events are stored (see the class). */
+  private cork(connection: WsConnection): void {
+    const socket = corkableOf(connection);
+    if (socket === null || this.corked.has(socket)) return;
+    socket.cork();
+    this.corked.add(socket);
+    if (this.uncorkScheduled) return;
+    this.uncorkScheduled = true;
+    const uncork = () => this.uncorkAll();
+    if (this.eventLog) this.eventLog.whenStored(uncork);
+    else setImmediate(uncork);
+  }
+
+  private uncorkAll(): void {
+    this.uncorkScheduled = false;
+    for (const socket of this.corked) {
+      try {
+        socket.uncork();
+      } catch {
+        // A socket that fails here failed for its connection alone; the close path deals with it.
+      }
+    }
+    this.corked.clear();
   }
 
   private closeTooSlow(connection: WsConnection, queued: number): void {

@@ -3,6 +3,7 @@ import * as os from 'node:os';
 import { RE2JS } from 're2js';
 
 import {
+  closeGrepWorkers,
   configureGrepWorkers,
   DEFAULT_GREP_EXTRA_WORKERS,
   DEFAULT_GREP_WORKER_LIMIT,
@@ -10,8 +11,10 @@ import {
   type GrepWorkerSettings,
   GrepLineMatcher,
   grepWorkerSettings,
+  grepWorkerThreads,
   liveGrepWorkers,
   liveGrepWorkersOf,
+  pooledGrepWorkers,
   setGrepWorkerLimit,
   waitingGrepMatchers,
 } from './grep-worker';
@@ -186,5 +189,85 @@ describe('GrepLineMatcher sharing the matching threads', () => {
     await matcher.close();
     expect(liveGrepWorkers()).toBe(0);
     await expectAFreshMatcherWorks();
+  });
+});
+
+describe('GrepLineMatcher threads, pooled', () => {
+  const slowPattern = '(?:a?){1000}a{1000}[bc]';
+
+  beforeEach(async () => {
+    await closeGrepWorkers();
+  });
+
+  afterAll(async () => {
+    await closeGrepWorkers();
+  });
+
+  async function search(pattern: string, text: string): Promise<number[]> {
+    const matcher = new GrepLineMatcher(pattern, 0);
+    try {
+      return await matcher.matchingLines(text, 10);
+    } finally {
+      await matcher.close();
+    }
+  }
+
+  it('gives a thread back after a search, and the next search — another pattern — uses it', async () => {
+    expect(await search('x', 'a\nx')).toEqual([1]);
+    expect(grepWorkerThreads()).toBe(1);
+    expect(pooledGrepWorkers()).toBe(1);
+    expect(liveGrepWorkers()).toBe(0);
+    expect(await search('a+', 'aa\nb\na')).toEqual([0, 2]);
+    expect(await search('(unclosed', 'x').catch((error: Error) => error.message)).toMatch(/missing closing \)/);
+    // Still the one thread: a pattern that does not compile fails the request, not the thread.
+    expect(grepWorkerThreads()).toBe(1);
+    expect(pooledGrepWorkers()).toBe(1);
+  });
+
+  it('stops a thread closed in the middle of a match instead of pooling it', async () => {
+    await search('x', 'x');
+    const matcher = new GrepLineMatcher(slowPattern, 0);
+    const pending = matcher.matchingLines('a'.repeat(200_000), 1);
+    const rejected = expect(pending).rejects.toThrow('the grep matcher was closed');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(pooledGrepWorkers()).toBe(0);
+    await matcher.close();
+    await rejected;
+    expect(grepWorkerThreads()).toBe(0);
+    expect(pooledGrepWorkers()).toBe(0);
+  });
+
+  it('pools no thread that went over its heap limit', async () => {
+    const matcher = new GrepLineMatcher('x', 0, 8);
+    await expect(matcher.matchingLines('\n'.repeat(2_000_000), 1)).rejects.toThrow(/memory limit/);
+    await matcher.close();
+    expect(grepWorkerThreads()).toBe(0);
+    expect(pooledGrepWorkers()).toBe(0);
+  });
+
+  it('keeps no more threads than may search at once', async () => {
+    const previous = configureGrepWorkers({ limit: 2, perSessionLimit: 2, extraLimit: 0 });
+    try {
+      const matchers = Array.from({ length: 2 }, () => new GrepLineMatcher('x', 0));
+      await Promise.all(matchers.map((matcher) => matcher.matchingLines('x', 1)));
+      expect(liveGrepWorkers()).toBe(2);
+      configureGrepWorkers({ limit: 1, perSessionLimit: 1 });
+      await Promise.all(matchers.map((matcher) => matcher.close()));
+      expect(pooledGrepWorkers()).toBe(1);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(grepWorkerThreads()).toBe(1);
+    } finally {
+      configureGrepWorkers(previous);
+    }
+  });
+
+  it('stops the pooled threads on closeGrepWorkers, and a later search starts one again', async () => {
+    await search('x', 'x');
+    expect(pooledGrepWorkers()).toBe(1);
+    await closeGrepWorkers();
+    expect(pooledGrepWorkers()).toBe(0);
+    expect(grepWorkerThreads()).toBe(0);
+    expect(await search('x', 'x')).toEqual([0]);
+    expect(pooledGrepWorkers()).toBe(1);
   });
 });

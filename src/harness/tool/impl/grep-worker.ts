@@ -4,20 +4,35 @@ import { Worker } from 'node:worker_threads';
 import { type ReleaseSlot, type SlotGroup, WorkerSlots } from './worker-slots';
 
 /**
- * The code of the matching thread, plain CommonJS so that it runs the same whether the server is
+ * The code of a matching thread, plain CommonJS so that it runs the same whether the server is
  * compiled (`dist/`) or its TypeScript sources are run by ts-jest (an `eval` worker needs no file
- * next to this module). It compiles the pattern once, then answers each `{text, limit}` message
- * with `{lines}` — the 0-based indices of the first `limit` lines of `text` (split on `\r?\n`)
- * that match — or `{error}` when matching throws. re2js is loaded from the absolute path the main
- * thread resolved, so the worker finds the same copy whatever its working directory.
+ * next to this module). It answers each `{pattern, flags, text, limit}` message with `{lines}` —
+ * the 0-based indices of the first `limit` lines of `text` (split on `\r?\n`) that match — or
+ * `{error}` when the pattern does not compile or matching throws. A thread serves one search at a
+ * time but any number of searches in its life, so it keeps the patterns it compiled last. re2js is
+ * loaded from the absolute path the main thread resolved, so the worker finds the same copy
+ * whatever its working directory.
  */
 const WORKER_SOURCE = `
 'use strict';
 const { parentPort, workerData } = require('node:worker_threads');
 const { RE2JS } = require(workerData.re2jsPath);
-const regex = RE2JS.compile(workerData.pattern, workerData.flags);
-parentPort.on('message', ({ text, limit }) => {
+const compiled = new Map();
+function regexOf(pattern, flags) {
+  const key = flags + ':' + pattern;
+  let regex = compiled.get(key);
+  if (regex === undefined) {
+    regex = RE2JS.compile(pattern, flags);
+    if (compiled.size >= 32) compiled.delete(compiled.keys().next().value);
+  } else {
+    compiled.delete(key);
+  }
+  compiled.set(key, regex);
+  return regex;
+}
+parentPort.on('message', ({ pattern, flags, text, limit }) => {
   try {
+    const regex = regexOf(pattern, flags);
     const lines = text.split(/\\r?\\n/);
     const found = [];
     for (let i = 0; i < lines.length && found.length < limit; i++) {
@@ -32,13 +47,8 @@ parentPort.on('message', ({ text, limit }) => {
 
 const RE2JS_PATH = require.resolve('re2js');
 
-/** What the matching thread answers to one `{text, limit}` request. */
+/** What a matching thread answers to one request. */
 type WorkerReply = { lines: number[] } | { error: string };
-
-interface PendingRequest {
-  resolve(lines: number[]): void;
-  reject(error: Error): void;
-}
 
 /**
  * Default heap limit of a matching thread, in MB (V8's old generation, `maxOldGenerationSizeMb` of
@@ -71,37 +81,170 @@ export const DEFAULT_GREP_EXTRA_WORKERS = Math.ceil(DEFAULT_GREP_WORKER_LIMIT / 
  * count together as one more session.
  */
 export interface GrepWorkerSettings {
-  /** Threads running at once, extra ones aside (default `DEFAULT_GREP_WORKER_LIMIT`). */
+  /** Threads searching at once, extra ones aside (default `DEFAULT_GREP_WORKER_LIMIT`). */
   limit: number;
-  /** Most threads one session's searches run at once (default `DEFAULT_GREP_WORKERS_PER_SESSION`). */
+  /** Most threads one session's searches use at once (default `DEFAULT_GREP_WORKERS_PER_SESSION`). */
   perSessionLimit: number;
   /**
-   * Threads beyond `limit` that only a session with no search running may start, so that other
+   * Threads beyond `limit` that only a session with no search running may use, so that other
    * sessions' slow searches do not make it wait (default `DEFAULT_GREP_EXTRA_WORKERS`). At most
-   * `limit + extraLimit` threads run, however many sessions search.
+   * `limit + extraLimit` threads search, however many sessions search.
    */
   extraLimit: number;
 }
 
-/** The matching threads of all `GrepLineMatcher`s of the process take a slot from here. */
+/** Who may use a matching thread, and when: every `GrepLineMatcher` of the process takes a slot here. */
 const workerSlots = new WorkerSlots(DEFAULT_GREP_WORKER_LIMIT, {
   perGroupLimit: DEFAULT_GREP_WORKERS_PER_SESSION,
   extraLimit: DEFAULT_GREP_EXTRA_WORKERS,
 });
 
-let liveWorkers = 0;
-
-/** How many matching threads are running right now (all `GrepLineMatcher`s together). */
-export function liveGrepWorkers(): number {
-  return liveWorkers;
+/** A request a matching thread is answering. */
+interface PendingRequest {
+  resolve(lines: number[]): void;
+  reject(error: Error): void;
 }
 
-/** How many `GrepLineMatcher`s wait for a slot to start their thread. */
+/**
+ * One thread of the pool: it answers one request at a time, for any pattern. Once it failed (its
+ * heap limit, a crash) or exited, every request rejects with that failure, and it is never pooled
+ * again.
+ */
+class MatchingThread {
+  private readonly worker: Worker;
+  private pending: PendingRequest | null = null;
+  private failure: Error | null = null;
+  /** Resolves once the thread has exited. */
+  readonly exited: Promise<void>;
+
+  constructor(readonly heapMb: number) {
+    this.worker = new Worker(WORKER_SOURCE, {
+      eval: true,
+      workerData: { re2jsPath: RE2JS_PATH },
+      resourceLimits: { maxOldGenerationSizeMb: heapMb },
+    });
+    this.worker.on('message', (reply: WorkerReply) => ('error' in reply ? this.settle(new Error(reply.error)) : this.settle(null, reply.lines)));
+    this.worker.on('error', (error) => this.fail(asError(error)));
+    this.exited = new Promise<void>((resolve) =>
+      this.worker.on('exit', (code) => {
+        threadCount--;
+        this.fail(new Error(`the grep worker stopped (exit code ${code})`));
+        resolve();
+      }),
+    );
+    threadCount++;
+  }
+
+  /** Whether it may serve another search: it has not failed and answers nothing now. */
+  get reusable(): boolean {
+    return this.failure === null && this.pending === null;
+  }
+
+  request(pattern: string, flags: number, text: string, limit: number): Promise<number[]> {
+    if (this.failure) return Promise.reject(this.failure);
+    if (this.pending) return Promise.reject(new Error('the grep worker is busy with another request'));
+    return new Promise<number[]>((resolve, reject) => {
+      this.pending = { resolve, reject };
+      this.worker.postMessage({ pattern, flags, text, limit });
+    });
+  }
+
+  /** A pooled thread does not keep the process alive; one that searches does. */
+  setIdle(idle: boolean): void {
+    if (idle) this.worker.unref();
+    else this.worker.ref();
+  }
+
+  /** Stops the thread, whatever it is doing; resolves once it has exited. */
+  async terminate(): Promise<void> {
+    await this.worker.terminate();
+    await this.exited;
+  }
+
+  private fail(error: Error): void {
+    this.failure ??= error;
+    this.settle(this.failure);
+  }
+
+  private settle(error: Error | null, lines: number[] = []): void {
+    const pending = this.pending;
+    this.pending = null;
+    if (!pending) return;
+    if (error) pending.reject(error);
+    else pending.resolve(lines);
+  }
+}
+
+/** Threads alive, searching or pooled. */
+let threadCount = 0;
+/** Threads a matcher holds (searching, or between two files of its search). */
+let busyThreads = 0;
+/** Threads waiting in the pool for the next search, the most recently used last. */
+const pooled: MatchingThread[] = [];
+/** Set by `closeGrepWorkers`: threads given back are stopped rather than pooled, until the next search. */
+let closing = false;
+
+/** The most threads kept waiting: as many as may search at once. */
+function poolLimit(): number {
+  const { limit, extraLimit } = workerSlots.settings;
+  return limit + extraLimit;
+}
+
+/** A thread for a search: a pooled one with the heap limit asked for, else a new one (about 25 ms to start). */
+function takeThread(heapMb: number): MatchingThread {
+  closing = false;
+  for (let index = pooled.length - 1; index >= 0; index--) {
+    if (pooled[index].heapMb !== heapMb) continue;
+    const [thread] = pooled.splice(index, 1);
+    thread.setIdle(false);
+    return thread;
+  }
+  return new MatchingThread(heapMb);
+}
+
+/** Gives a thread back after a search: pooled if it can serve another, else stopped. */
+async function giveBack(thread: MatchingThread): Promise<void> {
+  if (!thread.reusable || closing) {
+    await thread.terminate();
+    return;
+  }
+  thread.setIdle(true);
+  pooled.push(thread);
+  // The oldest go first when there are more than may ever search at once.
+  while (pooled.length > poolLimit()) void pooled.shift()?.terminate();
+}
+
+/** How many matching threads are searching right now (all `GrepLineMatcher`s together); pooled ones are not counted. */
+export function liveGrepWorkers(): number {
+  return busyThreads;
+}
+
+/** How many matching threads wait in the pool for the next search. */
+export function pooledGrepWorkers(): number {
+  return pooled.length;
+}
+
+/** How many matching threads exist, searching or pooled. */
+export function grepWorkerThreads(): number {
+  return threadCount;
+}
+
+/**
+ * Stops the pooled threads and resolves once they have exited; threads still searching are
+ * stopped when their search ends. For the server's shutdown (and tests). A later search starts
+ * threads again.
+ */
+export async function closeGrepWorkers(): Promise<void> {
+  closing = true;
+  await Promise.all(pooled.splice(0).map((thread) => thread.terminate()));
+}
+
+/** How many `GrepLineMatcher`s wait for a slot to start their search. */
 export function waitingGrepMatchers(): number {
   return workerSlots.waiting;
 }
 
-/** How many matching threads the searches of `sessionId` (`null`: calls without a session) hold, starting or running. */
+/** How many matching threads the searches of `sessionId` (`null`: calls without a session) hold. */
 export function liveGrepWorkersOf(sessionId: number | null): number {
   return workerSlots.heldBy(sessionId);
 }
@@ -114,8 +257,8 @@ export function grepWorkerSettings(): GrepWorkerSettings {
 
 /**
  * Changes how the matching threads are shared out (whole numbers; `limit` and `perSessionLimit`
- * at least 1) and returns the settings before. Threads running already go on; more room starts
- * waiting matchers at once.
+ * at least 1) and returns the settings before. Searches going on go on; more room starts waiting
+ * matchers at once.
  */
 export function configureGrepWorkers(settings: Partial<GrepWorkerSettings>): GrepWorkerSettings {
   const previous = grepWorkerSettings();
@@ -137,25 +280,30 @@ export function setGrepWorkerLimit(limit: number): number {
  * slow match (re2js is linear in the input, but its cost per byte grows with the pattern's
  * compiled size) never blocks the event loop, and can be cut short by `close()`.
  *
- * The thread starts on the first `matchingLines` call, so a search that finds no file to read
- * starts none. Threads are shared out between sessions (`configureGrepWorkers`): the matcher's
- * `group` — the session id of its grep call, or `null` — decides when a matcher whose first
- * request finds no room waits and which waiter goes next (`WorkerSlots`: a cap per session, the
- * session running fewest first, extra threads for a session with none running); `close()` ends
- * the wait without starting a thread. The thread's heap is capped
- * at `maxHeapMb`; a thread that exceeds it is stopped by V8 and the request rejects with
- * `Worker terminated due to reaching memory limit: JS heap out of memory`. Starting a thread costs
- * about 25 ms (measured: `new Worker` returns in under 1 ms, the first answer arrives 24–28 ms
- * later; `terminate()` takes about 1 ms), paid once per grep call that reads a file, without
- * blocking the event loop meanwhile. Requests are answered one at a time; the caller awaits each
- * before sending the next. The pattern must already have been compiled
- * successfully in the calling thread: a pattern the thread fails to compile rejects the request
- * with that error.
+ * Threads are pooled: one grep call takes a thread on its first `matchingLines` call (a search
+ * that finds no file to read takes none), keeps it for all its files and gives it back on
+ * `close()`, to serve the next search — of any session, with any pattern — without the 25 ms a
+ * new thread takes to start (measured: `new Worker` returns in under 1 ms, the first answer
+ * arrives 24–28 ms later). A thread stopped in the middle of a match (the call's deadline, a
+ * cancelled run) cannot be reused and is terminated instead (about 1 ms); so is one that failed.
+ * The pool keeps at most as many threads as may search at once (`limit + extraLimit`), and its
+ * waiting threads never keep the process alive; `closeGrepWorkers` stops them.
+ *
+ * Who may use a thread, and when, is `WorkerSlots`' decision (`configureGrepWorkers`): the
+ * matcher's `group` — the session id of its grep call, or `null` — decides when a matcher whose
+ * first request finds no room waits and which waiter goes next (a cap per session, the session
+ * running fewest first, extra threads for a session with none running); `close()` ends the wait
+ * without taking a thread. A thread's heap is capped at `maxHeapMb`; a thread that exceeds it is
+ * stopped by V8 and the request rejects with `Worker terminated due to reaching memory limit: JS
+ * heap out of memory`. Requests are answered one at a time; the caller awaits each before sending
+ * the next. The pattern must already have been compiled successfully in the calling thread: a
+ * pattern the thread fails to compile rejects the request with that error.
  */
 export class GrepLineMatcher {
-  private worker: Worker | null = null;
-  /** The wait for a slot and the start of the thread, once the first request asked for it. */
-  private starting: Promise<Worker | null> | null = null;
+  private thread: MatchingThread | null = null;
+  private release: ReleaseSlot | null = null;
+  /** The wait for a slot and the taking of a thread, once the first request asked for it. */
+  private starting: Promise<MatchingThread | null> | null = null;
   private readonly stopWaiting = new AbortController();
   private pending: PendingRequest | null = null;
   private failure: Error | null = null;
@@ -175,12 +323,12 @@ export class GrepLineMatcher {
 
   /** True while the first request waits in the queue for a free slot (no thread yet). */
   get isWaitingForSlot(): boolean {
-    return this.starting !== null && this.worker === null && this.failure === null && !this.closed;
+    return this.starting !== null && this.thread === null && this.failure === null && !this.closed;
   }
 
   /**
    * The 0-based indices of the lines of `text` (split on `\r?\n`) that match, in order, at most
-   * `limit` of them. The first request waits for a slot to start the thread. Rejects when the
+   * `limit` of them. The first request waits for a slot and takes a thread. Rejects when the
    * thread failed or stopped, or the matcher was closed.
    */
   matchingLines(text: string, limit: number): Promise<number[]> {
@@ -194,8 +342,9 @@ export class GrepLineMatcher {
   }
 
   /**
-   * Stops waiting for a slot, or stops the thread if one was started, and resolves once the thread
-   * has exited and its slot is free again. A pending request rejects.
+   * Stops waiting for a slot, or gives the thread back — stopping it if it is still matching —
+   * and resolves once the slot is free again (and a stopped thread has exited). A pending
+   * request rejects.
    */
   async close(): Promise<void> {
     if (this.closed) return;
@@ -203,25 +352,41 @@ export class GrepLineMatcher {
     this.stopWaiting.abort();
     this.settle(new Error('the grep matcher was closed'));
     await this.starting;
-    const worker = this.worker;
-    this.worker = null;
-    if (worker) await worker.terminate();
+    const thread = this.thread;
+    const release = this.release;
+    this.thread = null;
+    this.release = null;
+    if (thread) {
+      try {
+        await giveBack(thread);
+      } finally {
+        busyThreads--;
+        release?.();
+      }
+    }
   }
 
-  /** Posts the pending request to the thread, starting it first if this is the first request. */
+  /** Sends the pending request to the thread, taking one first if this is the first request. */
   private async send(text: string, limit: number): Promise<void> {
-    const worker = this.worker ?? (await this.startedWorker());
-    // Without a thread the matcher was closed meanwhile, or starting failed: the request was rejected.
-    worker?.postMessage({ text, limit });
+    const thread = this.thread ?? (await this.startedThread());
+    // Without a thread the matcher was closed meanwhile, or taking one failed: the request was rejected.
+    if (!thread || !this.pending) return;
+    try {
+      this.settle(null, await thread.request(this.pattern, this.flags, text, limit));
+    } catch (error) {
+      // A thread that failed or stopped fails the whole search; an error answer fails one request.
+      if (!thread.reusable) this.failure ??= asError(error);
+      this.settle(asError(error));
+    }
   }
 
-  /** The thread, started once a slot is free; `null` if the matcher was closed first or the start failed. */
-  private startedWorker(): Promise<Worker | null> {
-    this.starting ??= this.startWhenSlotFree();
+  /** The thread, taken once a slot is free; `null` if the matcher was closed first or taking one failed. */
+  private startedThread(): Promise<MatchingThread | null> {
+    this.starting ??= this.takeWhenSlotFree();
     return this.starting;
   }
 
-  private async startWhenSlotFree(): Promise<Worker | null> {
+  private async takeWhenSlotFree(): Promise<MatchingThread | null> {
     let release: ReleaseSlot;
     try {
       release = await workerSlots.acquire({ group: this.group, signal: this.stopWaiting.signal });
@@ -233,41 +398,16 @@ export class GrepLineMatcher {
       return null;
     }
     try {
-      this.worker = this.spawn(release);
+      this.thread = takeThread(this.maxHeapMb);
     } catch (error) {
       release();
-      this.fail(asError(error));
+      this.failure ??= asError(error);
+      this.settle(this.failure);
+      return null;
     }
-    return this.worker;
-  }
-
-  /** Starts the thread in a slot already taken; the slot is released when the thread exits, however. */
-  private spawn(release: ReleaseSlot): Worker {
-    const worker = new Worker(WORKER_SOURCE, {
-      eval: true,
-      workerData: { re2jsPath: RE2JS_PATH, pattern: this.pattern, flags: this.flags },
-      resourceLimits: { maxOldGenerationSizeMb: this.maxHeapMb },
-    });
-    liveWorkers++;
-    worker.on('message', (reply: WorkerReply) => this.onReply(reply));
-    worker.on('error', (error) => this.fail(asError(error)));
-    worker.on('exit', (code) => {
-      liveWorkers--;
-      release();
-      this.fail(new Error(`the grep worker stopped (exit code ${code})`));
-    });
-    return worker;
-  }
-
-  private onReply(reply: WorkerReply): void {
-    if ('error' in reply) this.settle(new Error(reply.error));
-    else this.settle(null, reply.lines);
-  }
-
-  /** Records the first failure of the thread (later requests reject with it) and rejects the pending request. */
-  private fail(error: Error): void {
-    this.failure ??= error;
-    this.settle(this.failure);
+    this.release = release;
+    busyThreads++;
+    return this.thread;
   }
 
   private settle(error: Error | null, lines: number[] = []): void {
