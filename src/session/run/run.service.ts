@@ -41,6 +41,11 @@ export interface RunServiceDeps {
   systemPrompt?: string | null;
   /** Defaults to the console. */
   logger?: RunServiceLogger;
+  /**
+   * Called once the server has had no run for `afterMs`, after runs: to give back what the burst
+   * of work took (pooled threads, garbage). Absent: nothing is done.
+   */
+  idle?: { afterMs: number; reclaim: () => void };
 }
 
 interface ActiveRun {
@@ -66,6 +71,8 @@ export class RunService {
   private readonly active = new Map<number, ActiveRun>();
   /** Set once shutdown began: why no new run starts. */
   private stopping: string | null = null;
+  /** Waits for the server to stay without a run for `idle.afterMs`. */
+  private idleTimer: NodeJS.Timeout | null = null;
 
   constructor(private readonly deps: RunServiceDeps) {
     this.logger = deps.logger ?? console;
@@ -85,6 +92,8 @@ export class RunService {
     });
     const run: ActiveRun = { executionId, context: null, cancelled: false, interruption: null, done: Promise.resolve() };
     this.active.set(session.id, run);
+    if (this.idleTimer) clearTimeout(this.idleTimer);
+    this.idleTimer = null;
     run.done = ExecutionScope.run(executionId, () => this.execute(session, run))
       .catch((error: unknown) => {
         this.logger.error(`run ${executionId} failed: ${describe(error)}`);
@@ -92,6 +101,7 @@ export class RunService {
       })
       .finally(() => {
         if (this.active.get(session.id) === run) this.active.delete(session.id);
+        if (this.active.size === 0) this.waitForIdle();
       });
     return { executionId };
   }
@@ -124,6 +134,8 @@ export class RunService {
    */
   async shutdown(reason = 'the server is shutting down', timeoutMs = 5000): Promise<boolean> {
     this.stopping = reason;
+    if (this.idleTimer) clearTimeout(this.idleTimer);
+    this.idleTimer = null;
     for (const [sessionId, run] of this.active) {
       this.deps.askUserQuestions.cancelSession(sessionId, reason);
       this.deps.localSessions.cancelRun(sessionId, run.executionId, reason);
@@ -138,6 +150,23 @@ export class RunService {
     } finally {
       clearTimeout(timer);
     }
+  }
+
+  /** Once no run has started for `idle.afterMs`, calls `idle.reclaim`. */
+  private waitForIdle(): void {
+    const idle = this.deps.idle;
+    if (!idle || this.stopping !== null || this.idleTimer) return;
+    this.idleTimer = setTimeout(() => {
+      this.idleTimer = null;
+      if (this.active.size > 0 || this.stopping !== null) return;
+      try {
+        idle.reclaim();
+      } catch (error) {
+        this.logger.warn(`reclaiming memory when idle failed: ${errorMessage(error)}`);
+      }
+    }, idle.afterMs);
+    // Nothing to wait for on its own: a server that stops need not reclaim anything.
+    this.idleTimer.unref();
   }
 
   private async execute(session: SessionRecord, run: ActiveRun): Promise<void> {
