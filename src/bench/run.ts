@@ -1,155 +1,248 @@
+import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
-import { BaseTool, callTool } from '../harness/tool/tool';
-import { ToolDispatcher } from '../harness/tool/tool-dispatcher';
-import type { ToolInvocation } from '../harness/tool/tool-invocation';
-import { ToolRegistry } from '../harness/tool/tool-registry';
-import { normalizeToolResult } from '../harness/tool/tool-result';
+import { contractSections } from './contract-bench';
+import { measureInProcess, type InProcessResult, type InProcessSubject } from './in-process-bench';
+import { runLoadBench, type LoadResult } from './load-bench';
+import type { Workload } from './loop-workload';
+import { runServerBench, summarize, type ServerTiming } from './server-bench';
+import { formatBytes, formatMs, formatNs, median, percentile, ratio } from './stats';
 
 /**
- * `npm run bench`: the cost of the tool contract on the hot path. Prints a Markdown report;
- * `npm run bench -- --write docs/performance.md` also writes it there.
+ * `npm run bench`: the agent loop alone next to the AI SDK, the whole server process, the server
+ * under load, and the cost of the tool contract. Prints a Markdown report;
+ * `npm run bench -- --write docs/performance.md` also writes it there, and
+ * `--only loop,server,load,contract` runs some sections. Every in-process workload runs in a
+ * child process of its own, so that one's JIT state and heap do not weigh on the next.
  */
 
-class TrivialTool extends BaseTool {
-  getName(): string {
-    return 'trivial';
-  }
-  getDescription(): string {
-    return 'answers ok';
-  }
-  getInputSchema(): Record<string, unknown> {
-    return { type: 'object' };
-  }
-  protected override executeWithUser(): string {
-    return 'ok';
-  }
-  protected override executeImpl(): string {
-    return 'ok';
-  }
-}
+const SECTIONS = ['loop', 'server', 'load', 'contract'] as const;
+type Section = (typeof SECTIONS)[number];
 
-interface Row {
-  name: string;
-  meanNs: number;
-  p99Ns: number;
-  samples: number;
-}
+/** Parallel calls in one round: the loop's linearity is read off these. */
+const PARALLEL_CALLS = [25, 100, 400, 1_600, 3_200];
+/** One-call rounds: with the final answer, 41 model calls, within the server's 50 per run. */
+const ROUNDS = 40;
+/** The server's parallel workloads (the issue measured 400). */
+const SERVER_PARALLEL = [100, 400];
 
-type TinyBench = typeof import('tinybench', { with: { 'resolution-mode': 'import' } });
+/** Another build's `dist/main.js` (`HARNESS_BENCH_BASELINE`): the server and load sections measure it too, for comparison. */
+const BASELINE = process.env.HARNESS_BENCH_BASELINE ?? null;
 
-async function measure(tinybench: TinyBench, time: number, tasks: Array<[string, () => unknown]>): Promise<Row[]> {
-  const bench = new tinybench.Bench({ time, warmupTime: Math.min(200, time / 2) });
-  for (const [name, fn] of tasks) bench.add(name, fn);
-  await bench.run();
-  return bench.tasks.map((task) => {
-    const result = task.result as { latency?: { mean: number; p99?: number }; throughput?: unknown; state?: string };
-    if (!result.latency) throw new Error(`benchmark '${task.name}' did not complete (${String(result.state)})`);
-    // tinybench reports latency in milliseconds
-    return { name: task.name, meanNs: result.latency.mean * 1e6, p99Ns: (result.latency.p99 ?? result.latency.mean) * 1e6, samples: task.runs };
+const LOOP_WORKLOADS: Workload[] = [...PARALLEL_CALLS.map((calls) => ({ calls, rounds: 1 })), { calls: 1, rounds: ROUNDS }];
+const SUBJECTS: InProcessSubject[] = ['harness', 'harness-no-deadline', 'ai-sdk'];
+
+function childResult(subject: InProcessSubject, workload: Workload): Promise<InProcessResult> {
+  return new Promise((resolve, reject) => {
+    execFile(
+      process.execPath,
+      ['--no-warnings', __filename, '--child', subject, String(workload.calls), String(workload.rounds)],
+      { maxBuffer: 1 << 20 },
+      (error, stdout, stderr) => {
+        if (error) reject(new Error(`${subject} ${workload.calls}×${workload.rounds}: ${error.message}\n${stderr}`));
+        else resolve(JSON.parse(stdout.trim().split('\n').pop() ?? '') as InProcessResult);
+      },
+    );
   });
 }
 
-function plainText(bytes: number): string {
-  const line = 'The quick brown fox jumps over the lazy dog; tool output line.\n';
-  return line.repeat(Math.ceil(bytes / line.length)).slice(0, bytes);
+function key(subject: InProcessSubject, workload: Workload): string {
+  return `${subject}:${workload.calls}x${workload.rounds}`;
 }
 
-function jsonObject(bytes: number): string {
-  const entries: string[] = [];
-  let size = 2;
-  for (let i = 0; size < bytes; i++) {
-    const entry = `{"path":"src/file-${i}.ts","line":${i},"text":"const value${i} = compute(${i});"}`;
-    entries.push(entry);
-    size += entry.length + 1;
+async function loopResults(workloads: Workload[], subjects: InProcessSubject[]): Promise<Map<string, InProcessResult>> {
+  const results = new Map<string, InProcessResult>();
+  for (const workload of workloads) {
+    for (const subject of subjects) {
+      const result = await childResult(subject, workload);
+      results.set(key(subject, workload), result);
+      process.stderr.write(`  ${subject} ${workload.calls}×${workload.rounds}: ${formatNs(result.perCallNs)} per call\n`);
+    }
   }
-  return `{"matches":[${entries.join(',')}],"truncated":false}`;
+  return results;
 }
 
-function formatNs(ns: number): string {
-  if (ns < 1_000) return `${ns.toFixed(0)} ns`;
-  if (ns < 1_000_000) return `${(ns / 1_000).toFixed(2)} µs`;
-  return `${(ns / 1_000_000).toFixed(2)} ms`;
+function workloadName(workload: Workload): string {
+  return workload.rounds === 1 ? `1 round × ${workload.calls} calls` : `${workload.rounds} rounds × ${workload.calls} call`;
+}
+
+function loopSection(results: Map<string, InProcessResult>): string[] {
+  const per = (subject: InProcessSubject, workload: Workload) => results.get(key(subject, workload))?.perCallNs ?? NaN;
+  const at = (calls: number) => per('harness', { calls, rounds: 1 });
+  const atNoDeadline = (calls: number) => per('harness-no-deadline', { calls, rounds: 1 });
+  const growth = at(3_200) / at(100);
+  const growthNoDeadline = atNoDeadline(3_200) / atNoDeadline(100);
+  const growthAiSdk = per('ai-sdk', { calls: 3_200, rounds: 1 }) / per('ai-sdk', { calls: 100, rounds: 1 });
+  return [
+    '## The agent loop alone, next to the AI SDK',
+    '',
+    'An in-process model answers each round in one chunk; the tool is a trivial `echo`. Harness runs',
+    '`AgentLoop.execute` with the dispatcher as the server builds it (a one-hour deadline on every call,',
+    "`HARNESS_TOOL_TIMEOUT_MS`'s default) and, to show what that deadline costs, without one; the AI SDK",
+    `(\`ai\` ${aiVersion()}) runs \`generateText\` with its \`MockLanguageModelV3\` and \`stepCountIs(rounds + 1)\`.`,
+    'Time per tool call: the median run divided by its calls. Each cell ran in a process of its own.',
+    '',
+    '| workload | Harness | Harness, no call deadline | AI SDK `generateText` | AI SDK ÷ Harness |',
+    '|---|---|---|---|---|',
+    ...LOOP_WORKLOADS.map(
+      (workload) =>
+        `| ${workloadName(workload)} | ${formatNs(per('harness', workload))} | ${formatNs(per('harness-no-deadline', workload))} | ${formatNs(per('ai-sdk', workload))} | ${ratio(per('ai-sdk', workload), per('harness', workload))} |`,
+    ),
+    '',
+    `Linearity — per-call cost at 3,200 parallel calls ÷ at 100: Harness ${growth.toFixed(2)}× (target at most 1.5×: ` +
+      `${growth <= 1.5 ? 'met' : 'NOT met'}); without the call deadline ${growthNoDeadline.toFixed(2)}×; AI SDK ${growthAiSdk.toFixed(2)}×.`,
+    '',
+  ];
+}
+
+function aiVersion(): string {
+  try {
+    return (JSON.parse(fs.readFileSync(require.resolve('ai/package.json'), 'utf8')) as { version: string }).version;
+  } catch {
+    return '6';
+  }
+}
+
+function serverSection(timings: ServerTiming[], results: Map<string, InProcessResult>, baseline: ServerTiming[] | null): string[] {
+  const rows = timings.map((timing) => {
+    const { medianMs, p90Ms } = summarize(timing);
+    if (timing.calls === 0) return { timing, medianMs, p90Ms, unit: '—', perNs: NaN, aiNs: NaN };
+    const perRound = timing.rounds > 1;
+    const perNs = (medianMs * 1e6) / (perRound ? timing.rounds : timing.calls);
+    const aiNs = results.get(key('ai-sdk', { calls: perRound ? 1 : timing.calls, rounds: timing.rounds }))?.perCallNs ?? NaN;
+    return { timing, medianMs, p90Ms, unit: perRound ? 'per round' : 'per call', perNs, aiNs };
+  });
+  const text = rows.find((row) => row.timing.calls === 0);
+  const worst = Math.max(...rows.filter((row) => Number.isFinite(row.aiNs)).map((row) => row.perNs / row.aiNs));
+  return [
+    '## The whole server',
+    '',
+    'The real server process (`node dist/main.js`, the scripted model, a SQLite file in WAL mode, one',
+    'WebSocket client watching), timed by the client from sending `POST /api/sessions/:id/messages` to',
+    'receiving `message_end`; a new session for every run. The scripted model streams as a provider does',
+    '(each tool call announced, then its arguments in up to three pieces, a turn of the event loop',
+    'apart), so one `task_list` call is six events: `tool_call_start`, two or three',
+    '`tool_call_args_delta`, `tool_call_result`, `activity`, each numbered, stored and sent.',
+    '',
+    `| workload | runs | median | p90 | median per call (or round) | AI SDK loop, same workload | server ÷ AI SDK |${baseline ? ' baseline median |' : ''}`,
+    `|---|---|---|---|---|---|---|${baseline ? '---|' : ''}`,
+    ...rows.map((row, index) => {
+      const before = baseline?.[index];
+      return (
+        `| ${row.timing.name} | ${row.timing.runsMs.length} | ${formatMs(row.medianMs)} | ${formatMs(row.p90Ms)} | ${Number.isFinite(row.perNs) ? `${formatNs(row.perNs)} ${row.unit}` : '—'} | ${Number.isFinite(row.aiNs) ? formatNs(row.aiNs) : '—'} | ${ratio(row.perNs, row.aiNs)} |` +
+        (baseline ? ` ${before ? formatMs(summarize(before).medianMs) : 'n/a'} |` : '')
+      );
+    }),
+    ...(baseline ? ['', `Baseline: the build at \`${process.env.HARNESS_BENCH_BASELINE}\`, measured in the same run on the same workloads.`] : []),
+    '',
+    `Targets: the whole server per tool call at most 2.5× the AI SDK loop per call — worst ratio ${worst.toFixed(2)}× ` +
+      `(${worst <= 2.5 ? 'met' : 'NOT met'}); a text-only answer at most 1 ms at the median — ${text ? formatMs(text.medianMs) : 'n/a'} ` +
+      `(${text && text.medianMs <= 1 ? 'met' : 'NOT met'}).`,
+    '',
+  ];
+}
+
+function loadSection(load: LoadResult, sessions: number, baseline: LoadResult | null): string[] {
+  const all = load.waves.flatMap((wave) => wave.latenciesMs);
+  const first = load.waves[0];
+  const last = load.waves[load.waves.length - 1];
+  const growth = last.rssAfter / first.rssAfter;
+  const p99 = percentile(all, 0.99);
+  const problems = load.waves.flatMap((wave) => wave.problems);
+  const baselineP99 = baseline ? percentile(baseline.waves.flatMap((wave) => wave.latenciesMs), 0.99) : null;
+  return [
+    '## Under load',
+    '',
+    `${sessions} sessions at once, each of its own user with its own WebSocket client, post a message at the`,
+    'same moment; each run makes two rounds of realistic calls — 10 `write_file`; then `read_file` ×5,',
+    '`glob`, `grep`, `edit_file`, `task_create` and a `read_file` that fails — then answers. Three identical',
+    'waves, each with new sessions and connections, on one server process. Every session\'s events are',
+    'checked: the expected number, `seq` from 1 without a gap, results in call order with their status, an',
+    'activity after each result, `message_end` last. Latency: `POST` to `message_end`, per session. The',
+    'server\'s memory (RSS) is read 2.5 s after each wave: a second after its last run the server stops its',
+    'pooled grep threads and collects the garbage of the burst.',
+    '',
+    '| build | wave | events received / expected | sessions with a problem | p50 | p99 | max | wave took | server RSS after |',
+    '|---|---|---|---|---|---|---|---|---|',
+    ...[...(baseline ? [['baseline', baseline] as const] : []), ['this', load] as const].flatMap(([build, result]) =>
+      result.waves.map(
+        (wave) =>
+          `| ${build} | ${wave.wave} | ${wave.events} / ${wave.expectedEvents} | ${wave.problems.length} | ${formatMs(median(wave.latenciesMs))} | ${formatMs(percentile(wave.latenciesMs, 0.99))} | ${formatMs(Math.max(...wave.latenciesMs))} | ${formatMs(wave.wallMs)} | ${formatBytes(wave.rssAfter)} |`,
+      ),
+    ),
+    '',
+    ...(baseline ? [`Baseline: the build at \`${process.env.HARNESS_BENCH_BASELINE}\`, idle ${formatBytes(baseline.rssIdle)} before its first wave.`, ''] : []),
+    `Idle server before the first wave: ${formatBytes(load.rssIdle)}. Targets: nothing lost or reordered — ` +
+      `${problems.length === 0 ? 'met' : `NOT met (${problems.slice(0, 3).join(' | ')})`}; p99 over all waves at most 1.6 s (a quarter of ` +
+      `the 6.5 s the issue measured) — ${formatMs(p99)} (${p99 <= 1_625 ? 'met' : 'NOT met'})` +
+      (baselineP99 === null ? '' : `, and at most a quarter of the baseline's ${formatMs(baselineP99)} in this run — ${ratio(p99, baselineP99)} of it (${p99 <= baselineP99 / 4 ? 'met' : 'NOT met'})`) +
+      `; memory after the last wave within 10% of its level after the first — ${ratio(last.rssAfter, first.rssAfter)} (${growth <= 1.1 ? 'met' : 'NOT met'}).`,
+    '',
+  ];
+}
+
+function loadAverage(): string {
+  return os
+    .loadavg()
+    .map((value) => value.toFixed(2))
+    .join(' / ');
 }
 
 async function main(): Promise<void> {
-  const tinybench = (await import('tinybench')) as TinyBench;
-  const tool = new TrivialTool();
-  const dispatcher = new ToolDispatcher({ registry: new ToolRegistry([tool]) });
-  const invocation: ToolInvocation = {
-    callId: 'call-1',
-    toolName: 'trivial',
-    argumentsJson: '{}',
-    executionMode: 'CLOUD',
-    sessionId: 1,
-    userId: 1,
-    executionUserId: null,
-    workspace: '/tmp/ws',
-    permissionLevel: 'FULL',
-    modelConfig: null,
-    sessionTools: null,
-  };
+  const onlyAt = process.argv.indexOf('--only');
+  const only = new Set<Section>(onlyAt >= 0 ? (process.argv[onlyAt + 1] ?? '').split(',').filter((name): name is Section => (SECTIONS as readonly string[]).includes(name)) : SECTIONS);
+  const startLoad = loadAverage();
+  const started = new Date();
+  const body: string[] = [];
 
-  const dispatchRows = await measure(tinybench, 1500, [
-    ['direct callTool', () => callTool(tool, '{}', 1, 1, '/tmp/ws')],
-    ['legacy dispatch (10 arguments)', () => dispatcher.dispatch('trivial', '{}', 'CLOUD', 1, 1, '/tmp/ws', 'FULL', null, null, null)],
-    ['dispatchInvocation', () => dispatcher.dispatchInvocation(invocation)],
-  ]);
-
-  const sizes: Array<[string, number]> = [
-    ['1 KB', 1024],
-    ['1 MB', 1024 * 1024],
-    ['10 MB', 10 * 1024 * 1024],
-  ];
-  const normalizeRows: Array<{ input: string; normalize: Row; parse: Row | null }> = [];
-  for (const [label, bytes] of sizes) {
-    const time = bytes > 1_000_000 ? 3000 : 1000;
-    const text = plainText(bytes);
-    const json = jsonObject(bytes);
-    const [textNormalize, textParse, jsonNormalize, jsonParse] = await measure(tinybench, time, [
-      [`normalize ${label} text`, () => normalizeToolResult('c', text)],
-      [`JSON.parse ${label} text`, () => safeParse(text)],
-      [`normalize ${label} JSON`, () => normalizeToolResult('c', json)],
-      [`JSON.parse ${label} JSON`, () => JSON.parse(json)],
-    ]);
-    normalizeRows.push({ input: `${label} plain text`, normalize: textNormalize, parse: textParse });
-    normalizeRows.push({ input: `${label} JSON object`, normalize: jsonNormalize, parse: jsonParse });
+  let loop = new Map<string, InProcessResult>();
+  if (only.has('loop')) {
+    process.stderr.write('the agent loop alone, and the AI SDK\n');
+    loop = await loopResults(LOOP_WORKLOADS, SUBJECTS);
+    body.push(...loopSection(loop));
+  }
+  if (only.has('server')) {
+    process.stderr.write('the whole server\n');
+    if (!only.has('loop')) {
+      loop = await loopResults([...SERVER_PARALLEL.map((calls) => ({ calls, rounds: 1 })), { calls: 1, rounds: ROUNDS }], ['ai-sdk']);
+    }
+    const options = { parallelCalls: SERVER_PARALLEL, rounds: ROUNDS, textRuns: 300, parallelRuns: 15, roundRuns: 10 };
+    const baseline = BASELINE ? await runServerBench({ ...options, main: BASELINE }) : null;
+    const timings = await runServerBench(options);
+    body.push(...serverSection(timings, loop, baseline));
+  }
+  if (only.has('load')) {
+    process.stderr.write('under load\n');
+    const sessions = 100;
+    const baseline = BASELINE ? await runLoadBench({ sessions, waves: 3, main: BASELINE }) : null;
+    body.push(...loadSection(await runLoadBench({ sessions, waves: 3 }), sessions, baseline));
+  }
+  if (only.has('contract')) {
+    process.stderr.write('the tool contract\n');
+    body.push(...(await contractSections()));
   }
 
-  const [direct, legacy, modern] = dispatchRows;
+  const cpus = os.cpus();
   const lines = [
     '# Performance',
     '',
-    `Produced by \`npm run bench\` on ${new Date().toISOString().slice(0, 10)}: Node ${process.version}, ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'unknown CPU'}.`,
-    'Numbers move by ±10% between runs on a shared machine; the ratios are what the targets are about.',
+    `Produced by \`npm run bench\` on ${started.toISOString().slice(0, 10)}: Node ${process.version}, ${cpus.length} × ${cpus[0]?.model.trim() ?? 'unknown CPU'}, ` +
+      `${formatBytes(os.totalmem())} of memory; load average (1 / 5 / 15 min) ${startLoad} at the start, ${loadAverage()} at the end.`,
+    'The machine is shared: a load average above the core count means other work ran at the same time, and',
+    'every number then moves, by ±10% or more between runs; the ratios are what the targets are about.',
     '',
-    '## Dispatch overhead per call (a trivial tool that answers `ok`)',
+    ...body,
+    '## Running it',
     '',
-    '| entry | mean | p99 | vs direct `callTool` | vs legacy `dispatch` |',
-    '|---|---|---|---|---|',
-    ...dispatchRows.map(
-      (row) => `| ${row.name} | ${formatNs(row.meanNs)} | ${formatNs(row.p99Ns)} | ${(row.meanNs / direct.meanNs).toFixed(2)}× | ${(row.meanNs / legacy.meanNs).toFixed(2)}× |`,
-    ),
+    '```sh',
+    'npm run bench                                  # builds, prints this report (about five minutes)',
+    'npm run bench -- --write docs/performance.md   # and writes it here',
+    'npm run bench -- --only loop,server            # some sections: loop, server, load, contract',
+    '```',
     '',
-    `Target: \`dispatchInvocation\` within 1.2× of legacy \`dispatch\` — measured ${(modern.meanNs / legacy.meanNs).toFixed(2)}× ` +
-      `(${modern.meanNs / legacy.meanNs <= 1.2 ? 'met' : 'NOT met'}). The legacy entry forwards to \`dispatchInvocation\`, so it pays the same work plus building the invocation.`,
-    '',
-    '## Classifying a result: `normalizeToolResult` next to a bare `JSON.parse`',
-    '',
-    '| input | normalizeToolResult | JSON.parse of the same input | ratio |',
-    '|---|---|---|---|',
-    ...normalizeRows.map((row) =>
-      row.parse ? `| ${row.input} | ${formatNs(row.normalize.meanNs)} | ${formatNs(row.parse.meanNs)} | ${(row.normalize.meanNs / row.parse.meanNs).toFixed(3)}× |` : '',
-    ),
-    '',
-    'Where `normalizeToolResult` and `JSON.parse` of the same JSON object differ by more than a few',
-    'percent, that is garbage-collection noise between samples: the former is exactly one `JSON.parse`',
-    'plus a constant amount of work.',
-    '',
-    'Plain text (anything whose first non-whitespace character is not `{`) is classified without',
-    '`JSON.parse`, in constant time; a JSON object costs one parse. Along the whole path of a result —',
-    'dispatcher, agent loop, WebSocket listener, activity record — that one parse in the dispatcher is',
-    'the only one: the status travels as meta (`test/result-parsing.e2e-spec.ts` counts the parses).',
+    'The benchmarks are never run by `npm test` (timings are not assertions). The whole-server and load',
+    'sections start `dist/main.js`; `HARNESS_BENCH_SERVER=/path/to/main.js` measures another build instead,',
+    '`HARNESS_BENCH_BASELINE=/path/to/main.js` another build beside it, in the same run.',
     '',
   ];
   const report = lines.join('\n');
@@ -158,15 +251,13 @@ async function main(): Promise<void> {
   if (writeAt >= 0 && process.argv[writeAt + 1]) fs.writeFileSync(process.argv[writeAt + 1], report);
 }
 
-function safeParse(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
+async function child(): Promise<void> {
+  const [subject, calls, rounds] = process.argv.slice(process.argv.indexOf('--child') + 1);
+  const result = await measureInProcess(subject as InProcessSubject, { calls: Number(calls), rounds: Number(rounds) });
+  process.stdout.write(`${JSON.stringify(result)}\n`);
 }
 
-main().catch((error: unknown) => {
+(process.argv.includes('--child') ? child() : main()).catch((error: unknown) => {
   console.error(error);
   process.exit(1);
 });

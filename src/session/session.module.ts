@@ -29,6 +29,8 @@ import { SessionRepository } from './persistence/session-repository';
 import { WaitRepository } from './persistence/wait-repository';
 import { RunRecovery } from './run/run-recovery';
 import { RunService } from './run/run.service';
+import { closeGrepWorkers } from '../harness/tool/impl/grep-worker';
+import { collectGarbage } from '../harness/runtime/idle-memory';
 import { SessionDeleter } from './service/session-deleter';
 import { SessionToolProvider } from './service/session-tool-provider';
 import { SessionService } from './service/session-service';
@@ -36,6 +38,15 @@ import { ToolCatalog } from './service/tool-catalog';
 import { StreamingGateway } from './gateway/streaming.gateway';
 import { StreamingWsModule } from './ws/streaming-ws.module';
 import { StreamingWsRegistry } from './ws/streaming-ws-registry';
+
+/** How long the server is without a run before it gives back the memory a burst of runs took. */
+const IDLE_RECLAIM_MS = 1_000;
+
+/** Stops the pooled grep threads (a search starts one again) and collects the main thread's garbage. */
+function reclaimIdleMemory(): void {
+  void closeGrepWorkers();
+  collectGarbage();
+}
 
 /** What `SessionModule.forRoot` needs from its host. */
 export interface SessionModuleOptions {
@@ -110,6 +121,8 @@ export class SessionModule {
               waits,
               resumedAnswers,
               logger: new Logger('RunService'),
+              // A second without runs: the pooled grep threads and the garbage of the burst go.
+              idle: { afterMs: IDLE_RECLAIM_MS, reclaim: reclaimIdleMemory },
             }),
           inject: [
             AgentLoop,

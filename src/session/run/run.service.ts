@@ -55,6 +55,11 @@ export interface RunServiceDeps {
   systemPrompt?: string | null;
   /** Defaults to the console. */
   logger?: RunServiceLogger;
+  /**
+   * Called once the server has had no run for `afterMs`, after runs: to give back what the burst
+   * of work took (pooled threads, garbage). Absent: nothing is done.
+   */
+  idle?: { afterMs: number; reclaim: () => void };
 }
 
 interface ActiveRun {
@@ -118,6 +123,8 @@ export class RunService {
   private readonly parked = new Map<number, ParkedRun>();
   /** Set once shutdown began: why no new run starts. */
   private stopping: string | null = null;
+  /** Waits for the server to stay without a run for `idle.afterMs`. */
+  private idleTimer: NodeJS.Timeout | null = null;
 
   constructor(private readonly deps: RunServiceDeps) {
     this.logger = deps.logger ?? console;
@@ -142,6 +149,8 @@ export class RunService {
   private launch(session: SessionRecord, run: ActiveRun, resuming: boolean): void {
     const { executionId } = run;
     this.active.set(session.id, run);
+    if (this.idleTimer) clearTimeout(this.idleTimer);
+    this.idleTimer = null;
     run.done = ExecutionScope.run(executionId, () => this.execute(session, run, resuming))
       .catch((error: unknown) => {
         this.logger.error(`run ${executionId} failed: ${describe(error)}`);
@@ -150,6 +159,7 @@ export class RunService {
       .finally(() => {
         this.deps.resumedAnswers?.forgetRun(executionId);
         if (this.active.get(session.id) === run) this.active.delete(session.id);
+        if (this.active.size === 0) this.waitForIdle();
       });
   }
 
@@ -274,6 +284,8 @@ export class RunService {
   async shutdown(reason = 'the server is shutting down', timeoutMs = 5000): Promise<boolean> {
     this.stopping = reason;
     for (const parked of this.parked.values()) for (const timer of parked.timers) clearTimeout(timer);
+    if (this.idleTimer) clearTimeout(this.idleTimer);
+    this.idleTimer = null;
     for (const [sessionId, run] of this.active) {
       // A run waiting for a person stays waiting, stored as it is, for the next start.
       if (this.holdsWaits(run.executionId)) this.detach(sessionId, run);
@@ -401,6 +413,23 @@ export class RunService {
         .map((activity) => activity.toolCallId),
     );
     return { calls: last.toolCalls as ToolCall[], settled, announced };
+  }
+
+  /** Once no run has started for `idle.afterMs`, calls `idle.reclaim`. */
+  private waitForIdle(): void {
+    const idle = this.deps.idle;
+    if (!idle || this.stopping !== null || this.idleTimer) return;
+    this.idleTimer = setTimeout(() => {
+      this.idleTimer = null;
+      if (this.active.size > 0 || this.stopping !== null) return;
+      try {
+        idle.reclaim();
+      } catch (error) {
+        this.logger.warn(`reclaiming memory when idle failed: ${errorMessage(error)}`);
+      }
+    }, idle.afterMs);
+    // Nothing to wait for on its own: a server that stops need not reclaim anything.
+    this.idleTimer.unref();
   }
 
   private async execute(session: SessionRecord, run: ActiveRun, resuming = false): Promise<void> {
