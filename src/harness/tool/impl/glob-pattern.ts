@@ -31,6 +31,25 @@ const REGEX_SPECIAL = new Set(['.', '+', '^', '$', '(', ')', '[', ']', '|', '\\'
  * stars on a long name, and the walk runs on the server's event loop.
  */
 export function compileGlob(pattern: string): ArgumentResult<GlobMatcher> {
+  // Compiling costs far more than matching, and models use the same few patterns again and
+  // again: the latest outcomes are kept (a matcher holds no state between calls).
+  const known = compiledGlobs.get(pattern);
+  if (known) {
+    compiledGlobs.delete(pattern);
+    compiledGlobs.set(pattern, known);
+    return known;
+  }
+  const outcome = compile(pattern);
+  compiledGlobs.set(pattern, outcome);
+  if (compiledGlobs.size > COMPILED_GLOBS_KEPT) compiledGlobs.delete(compiledGlobs.keys().next().value!);
+  return outcome;
+}
+
+/** How many compiled patterns `compileGlob` keeps, the most recently used. */
+const COMPILED_GLOBS_KEPT = 64;
+const compiledGlobs = new Map<string, ArgumentResult<GlobMatcher>>();
+
+function compile(pattern: string): ArgumentResult<GlobMatcher> {
   let glob = pattern;
   while (glob.startsWith('./')) glob = glob.slice(2);
   if (glob === '') return { ok: false, error: 'glob pattern must not be empty' };
