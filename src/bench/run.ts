@@ -28,6 +28,8 @@ const SERVER_PARALLEL = [100, 400];
 
 /** Another build's `dist/main.js` (`HARNESS_BENCH_BASELINE`): the server and load sections measure it too, for comparison. */
 const BASELINE = process.env.HARNESS_BENCH_BASELINE ?? null;
+/** What the baseline is, for the report (`HARNESS_BENCH_BASELINE_NAME`, default its path). */
+const BASELINE_NAME = process.env.HARNESS_BENCH_BASELINE_NAME ?? `the build at \`${BASELINE}\``;
 
 const LOOP_WORKLOADS: Workload[] = [...PARALLEL_CALLS.map((calls) => ({ calls, rounds: 1 })), { calls: 1, rounds: ROUNDS }];
 const SUBJECTS: InProcessSubject[] = ['harness', 'harness-no-deadline', 'ai-sdk'];
@@ -123,7 +125,8 @@ function serverSection(timings: ServerTiming[], results: Map<string, InProcessRe
     '(each tool call announced, then its arguments in up to three pieces; the chunks in network-sized',
     'reads of 8 KB, a turn of the event loop apart), so one `task_list` call is five events:',
     '`tool_call_start`, two `tool_call_args_delta`, `tool_call_result`, `activity`, each numbered, stored',
-    'and sent. The AI SDK column is the loop section\'s, from the same run.',
+    'and sent. Each workload runs for 3 s before it is measured (the JIT). The AI SDK column is the loop',
+    'section\'s, from the same run.',
     '',
     `| workload | runs | median | p90 | median per call (or round) | AI SDK loop, same workload | server ÷ AI SDK |${baseline ? ' baseline median |' : ''}`,
     `|---|---|---|---|---|---|---|${baseline ? '---|' : ''}`,
@@ -134,7 +137,7 @@ function serverSection(timings: ServerTiming[], results: Map<string, InProcessRe
         (baseline ? ` ${before ? formatMs(summarize(before).medianMs) : 'n/a'} |` : '')
       );
     }),
-    ...(baseline ? ['', `Baseline: the build at \`${process.env.HARNESS_BENCH_BASELINE}\`, measured in the same run on the same workloads.`] : []),
+    ...(baseline ? ['', `Baseline: ${BASELINE_NAME}, measured in the same run on the same workloads.`] : []),
     '',
     `Targets: the whole server per tool call at most 2.5× the AI SDK loop per call — worst ratio ${worst.toFixed(2)}× ` +
       `(${worst <= 2.5 ? 'met' : 'NOT met'}); a text-only answer at most 1 ms at the median — ${text ? formatMs(text.medianMs) : 'n/a'} ` +
@@ -172,7 +175,7 @@ function loadSection(load: LoadResult, sessions: number, baseline: LoadResult | 
       ),
     ),
     '',
-    ...(baseline ? [`Baseline: the build at \`${process.env.HARNESS_BENCH_BASELINE}\`, idle ${formatBytes(baseline.rssIdle)} before its first wave.`, ''] : []),
+    ...(baseline ? [`Baseline: ${BASELINE_NAME}, idle ${formatBytes(baseline.rssIdle)} before its first wave.`, ''] : []),
     `Idle server before the first wave: ${formatBytes(load.rssIdle)}. Targets: nothing lost or reordered — ` +
       `${problems.length === 0 ? 'met' : `NOT met (${problems.slice(0, 3).join(' | ')})`}; p99 over all waves at most 1.6 s (a quarter of ` +
       `the 6.5 s the issue measured) — ${formatMs(p99)} (${p99 <= 1_625 ? 'met' : 'NOT met'})` +
@@ -207,7 +210,7 @@ async function main(): Promise<void> {
     if (!only.has('loop')) {
       loop = await loopResults([...SERVER_PARALLEL.map((calls) => ({ calls, rounds: 1 })), { calls: 1, rounds: ROUNDS }], ['ai-sdk']);
     }
-    const options = { parallelCalls: SERVER_PARALLEL, rounds: ROUNDS, textRuns: 300, parallelRuns: 15, roundRuns: 10 };
+    const options = { parallelCalls: SERVER_PARALLEL, rounds: ROUNDS, textRuns: 300, parallelRuns: 15, roundRuns: 10, warmupMs: 3_000 };
     const baseline = BASELINE ? await runServerBench({ ...options, main: BASELINE }) : null;
     const timings = await runServerBench(options);
     body.push(...serverSection(timings, loop, baseline));
@@ -258,7 +261,8 @@ async function main(): Promise<void> {
     '',
     'The benchmarks are never run by `npm test` (timings are not assertions). The whole-server and load',
     'sections start `dist/main.js`; `HARNESS_BENCH_SERVER=/path/to/main.js` measures another build instead,',
-    '`HARNESS_BENCH_BASELINE=/path/to/main.js` another build beside it, in the same run.',
+    '`HARNESS_BENCH_BASELINE=/path/to/main.js` another build beside it, in the same run',
+    '(`HARNESS_BENCH_BASELINE_NAME` says what it is).',
     '',
   ];
   const report = lines.join('\n');

@@ -20,6 +20,8 @@ export interface ServerBenchOptions {
   textRuns: number;
   parallelRuns: number;
   roundRuns: number;
+  /** How long each workload runs before it is measured. */
+  warmupMs: number;
   /** The server's entry point (default: this build's `dist/main.js`). */
   main?: string;
 }
@@ -64,6 +66,14 @@ export async function runServerBench(options: ServerBenchOptions): Promise<Serve
     }
     return samples;
   };
+  /**
+   * Runs a workload until `warmupMs` have passed (at least twice): the server's JIT compiles its
+   * hot functions on helper threads for the first seconds, which on a small machine takes the
+   * cores the measured runs need.
+   */
+  const warm = async (marker: string, check: (events: ReceivedEvent[]) => void): Promise<void> => {
+    for (let started = performance.now(), runs = 0; runs < 2 || performance.now() - started < options.warmupMs; runs++) await time(marker, 1, check);
+  };
   const expectCalls = (calls: number) => (events: ReceivedEvent[]) => {
     const last = events[events.length - 1];
     const results = events.filter((event) => event.type === 'tool_call_result').length;
@@ -71,10 +81,10 @@ export async function runServerBench(options: ServerBenchOptions): Promise<Serve
   };
   try {
     const timings: ServerTiming[] = [];
-    await time('[bench:text]', Math.ceil(options.textRuns / 5), expectCalls(0));
+    await warm('[bench:text]', expectCalls(0));
     timings.push({ name: 'text-only answer', calls: 0, rounds: 1, runsMs: await time('[bench:text]', options.textRuns, expectCalls(0)) });
     for (const calls of options.parallelCalls) {
-      await time(`[bench:parallel:${calls}]`, 2, expectCalls(calls));
+      await warm(`[bench:parallel:${calls}]`, expectCalls(calls));
       timings.push({
         name: `1 round × ${calls} parallel task_list`,
         calls,
@@ -82,7 +92,7 @@ export async function runServerBench(options: ServerBenchOptions): Promise<Serve
         runsMs: await time(`[bench:parallel:${calls}]`, options.parallelRuns, expectCalls(calls)),
       });
     }
-    await time('[bench:rounds]', 1, expectCalls(options.rounds));
+    await warm('[bench:rounds]', expectCalls(options.rounds));
     timings.push({
       name: `${options.rounds} rounds × 1 task_list`,
       calls: options.rounds,
