@@ -149,15 +149,6 @@ export class SessionEventLog {
     this.database.afterCommit(callback);
   }
 
-  /**
-   * Forgets what it keeps in memory about a session (its numbers), for a session that was deleted
-   * or has gone quiet; the next event of the session reads them from the store again.
-   */
-  forget(sessionId: number): void {
-    this.flush();
-    this.bounds.delete(sessionId);
-  }
-
   /** The last number given to an event of the session (0 if it has none). */
   lastSeq(sessionId: number): number {
     return this.boundsOf(sessionId).last;
