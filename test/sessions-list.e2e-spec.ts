@@ -10,7 +10,7 @@ import type { HttpClient } from './support/http-client';
 import { createSession, isAlive, startRun, startTestHarness, waitUntil, type SessionView, type TestHarness } from './support/test-harness';
 
 interface SessionPage {
-  sessions: Array<SessionView & { mcpServers: number[]; activeRun: boolean }>;
+  sessions: Array<SessionView & { mcpServers: number[]; activeRun: boolean; runStatus: 'running' | 'waiting' | null }>;
   next: number | null;
 }
 
@@ -29,7 +29,7 @@ describe('GET /api/sessions', () => {
   const list = (client: HttpClient, query = '') => client.get<SessionPage>(`/api/sessions${query}`);
   const ids = (page: SessionPage) => page.sessions.map((session) => session.id);
 
-  it("answers the caller's own sessions, newest first, each as GET /api/sessions/:id answers it plus activeRun", async () => {
+  it("answers the caller's own sessions, newest first, each as GET /api/sessions/:id answers it plus activeRun and runStatus", async () => {
     const mine = [await createSession(t.userA, cloud), await createSession(t.userA, { executionMode: 'LOCAL', permissionLevel: 'SMART', tools: ['read_file'] })];
     const theirs = await createSession(t.userB, cloud);
     const answer = await list(t.userA);
@@ -38,7 +38,7 @@ describe('GET /api/sessions', () => {
     expect(ids(answer.body)).toEqual([mine[1].id, mine[0].id]);
     for (const item of answer.body.sessions) {
       const single = (await t.userA.get(`/api/sessions/${item.id}`)).body;
-      expect(item).toEqual({ ...single, activeRun: false });
+      expect(item).toEqual({ ...single, activeRun: false, runStatus: null });
     }
     expect(ids((await list(t.userB)).body)).toEqual([theirs.id]);
   });
@@ -76,7 +76,7 @@ describe('GET /api/sessions', () => {
     expect((await list(t.userA, '?limit=100')).body.sessions).toHaveLength(21);
   });
 
-  it('says activeRun while a run is going, and no longer once it has ended', async () => {
+  it('says activeRun and runStatus while a run is going, and no longer once it has ended', async () => {
     const busy = await createSession(t.userA, cloud);
     const idle = await createSession(t.userA, cloud);
     const gate = new Gate();
@@ -85,14 +85,17 @@ describe('GET /api/sessions', () => {
     await t.provider.waitForRequest(1);
 
     const during = (await list(t.userA)).body.sessions;
-    expect(during.map((session) => [session.id, session.activeRun])).toEqual([
-      [idle.id, false],
-      [busy.id, true],
+    expect(during.map((session) => [session.id, session.activeRun, session.runStatus])).toEqual([
+      [idle.id, false, null],
+      [busy.id, true, 'running'],
     ]);
 
     gate.release();
     await t.harness.app.get(RunService).whenIdle(busy.id);
-    expect((await list(t.userA)).body.sessions.map((session) => session.activeRun)).toEqual([false, false]);
+    expect((await list(t.userA)).body.sessions.map((session) => [session.activeRun, session.runStatus])).toEqual([
+      [false, null],
+      [false, null],
+    ]);
   });
 
   describe('when the query is not valid', () => {

@@ -32,6 +32,9 @@ const APPROVAL: WaitCase = {
         // Runs unasked at READ_WRITE and finishes before the stop: its stored result must stand.
         { id: 'call_write', name: 'write_file', arguments: { path: 'note.txt', content: 'before the stop' } },
         { id: 'call_shell', name: 'shell', arguments: { command: 'cat note.txt; echo " and after" > proof.txt' } },
+        // Queued behind the shell call, so it never started before the stop: it runs on resume
+        // and reads what the approved call wrote.
+        { id: 'call_read', name: 'read_file', arguments: { path: 'proof.txt' } },
       ],
     },
     { content: 'All done.' },
@@ -49,6 +52,8 @@ const QUESTION: WaitCase = {
       toolCalls: [
         { id: 'call_write', name: 'write_file', arguments: { path: 'note.txt', content: 'before the stop' } },
         { id: 'call_ask', name: 'ask_user_questions', arguments: { questions: [{ question: 'Go on?' }] } },
+        // Not read-only, so it waits for the question: it runs once the answer comes.
+        { id: 'call_after', name: 'write_file', arguments: { path: 'after.txt', content: 'after the answer' } },
       ],
     },
     { content: 'Going on.' },
@@ -186,10 +191,13 @@ describe('a run waiting for a person, across a restart', () => {
         expect(readDb((db) => db.prepare('SELECT status FROM runs WHERE execution_id = ?').get(executionId))).toEqual({ status: 'waiting' });
         expect((await api.post(`/api/sessions/${sessionId}/messages`, { content: 'anyone?' })).status).toBe(409);
         const listed = (await api.get('/api/sessions')).body.sessions.find((session: { id: number }) => session.id === sessionId);
-        expect(listed.activeRun).toBe(true);
+        expect(listed).toEqual(expect.objectContaining({ activeRun: true, runStatus: 'waiting' }));
         expect((await api.get(`/api/sessions/${sessionId}/pending`)).body.map((pending: { requestId: string }) => pending.requestId)).toEqual([request.data.requestId]);
         const again = await client.waitFor((event) => event.type === wait.eventType);
         expect(requestData(again)).toEqual(requestData(request));
+        // The very event first sent, as the session's event log kept it: its number and time too.
+        expect([again.seq, again.timestamp]).toEqual([request.seq, request.timestamp]);
+        expect(request.seq).toEqual(expect.any(Number));
 
         wait.answer(client, sessionId, again);
         const end = await client.waitFor((event) => ['message_end', 'error'].includes(event.type) && event.data.executionId === executionId, { timeoutMs: 10_000 });
@@ -204,6 +212,8 @@ describe('a run waiting for a person, across a restart', () => {
         expect(readDb((db) => db.prepare('SELECT status FROM runs WHERE execution_id = ?').get(executionId))).toEqual({ status: 'completed' });
         if (wait.kind === 'approval') {
           expect(fs.readFileSync(path.join(scratch, 'workspaces', 'user-1', 'restarted', 'proof.txt'), 'utf8')).toBe(' and after\n');
+          const read = (await api.get(`/api/sessions/${sessionId}/messages`)).body.find((message: { toolCallId?: string }) => message.toolCallId === 'call_read');
+          expect(read.content).toContain('and after');
           const resolved = client.events.find((event) => event.type === 'approval_resolved');
           expect(resolved?.data).toEqual(expect.objectContaining({ requestId: request.data.requestId, outcome: 'approved', executionId }));
         }
@@ -274,9 +284,13 @@ describe('a run waiting for a person, across a restart', () => {
       ['assistant', null],
       ['tool', 'call_write'],
       ['tool', 'call_ask'],
+      ['tool', 'call_after'],
     ]);
     expect(JSON.parse(String(messages[2].content))).toEqual(expect.objectContaining({ path: 'note.txt' }));
     expect(messages[3].content).toBe('Tool execution cancelled: the run was cancelled before the tool finished');
+    // The call queued behind the question never ran.
+    expect(messages[4].content).toBe('Tool execution cancelled: the run was cancelled before the tool finished');
+    expect(fs.existsSync(path.join(scratch, 'workspaces', 'user-1', 'cancelled', 'after.txt'))).toBe(false);
     // A late answer finds nothing to answer.
     const since = client.mark();
     client.send({ type: 'ask_user_answer', sessionId, requestId: request.data.requestId, answers: ['late'] });
@@ -311,6 +325,7 @@ describe('a run waiting for a person, across a restart', () => {
       ['assistant', null, null],
       ['tool', 'call_write', null],
       ['tool', 'call_shell', null],
+      ['tool', 'call_read', null],
       ['assistant', null, 'All done.'],
     ]);
     expect(JSON.parse(String(messages[3].content))).toEqual({
@@ -318,5 +333,85 @@ describe('a run waiting for a person, across a restart', () => {
     });
     expect((await api.get(`/api/sessions/${sessionId}/pending`)).body).toEqual([]);
     expect(fs.existsSync(path.join(scratch, 'workspaces', 'user-1', 'expired', 'proof.txt'))).toBe(false);
+  }, 60_000);
+
+  it('ends a wait that expires after the restart, while the run waits, as a live one ends; the run goes on', async () => {
+    const env = { ...APPROVAL.env, HARNESS_APPROVAL_TIMEOUT_MS: '8000' };
+    let { api, client } = await start(env);
+    const { sessionId, executionId, request } = await startWaiting(api, client, APPROVAL, 'expires-later');
+    await stop('SIGKILL');
+
+    ({ api, client } = await start(env));
+    const expiresAt = Date.parse(String(request.data.expiresAt));
+    expect(expiresAt).toBeGreaterThan(Date.now());
+    await client.waitFor((event) => event.type === 'approval_request');
+    expect((await api.get('/api/sessions')).body.sessions.find((session: { id: number }) => session.id === sessionId).runStatus).toBe('waiting');
+
+    const resolved = await client.waitFor((event) => event.type === 'approval_resolved', { timeoutMs: 15_000 });
+    // Not before its deadline, kept across the restart.
+    expect(Date.now()).toBeGreaterThanOrEqual(expiresAt - 50);
+    expect(resolved.data).toEqual(expect.objectContaining({ requestId: request.data.requestId, outcome: 'expired', executionId }));
+    await client.waitForRunEvent('message_end', executionId, { timeoutMs: 10_000 });
+
+    const messages = (await api.get(`/api/sessions/${sessionId}/messages`)).body as Array<Record<string, unknown>>;
+    expect(messages.map((message) => [message.role, message.toolCallId ?? null])).toEqual([
+      ['user', null],
+      ['assistant', null],
+      ['tool', 'call_write'],
+      ['tool', 'call_shell'],
+      ['tool', 'call_read'],
+      ['assistant', null],
+    ]);
+    expect(JSON.parse(String(messages[3].content)).error).toMatch(/needed approval .* and got no answer in time; the call did not run/);
+    // The call behind it ran, and found nothing: the shell command never ran.
+    expect(String(messages[4].content)).toMatch(/proof\.txt/);
+    expect(fs.existsSync(path.join(scratch, 'workspaces', 'user-1', 'expires-later', 'proof.txt'))).toBe(false);
+    expect((await api.get(`/api/sessions/${sessionId}/pending`)).body).toEqual([]);
+    expect((await api.get('/api/sessions')).body.sessions.find((session: { id: number }) => session.id === sessionId).runStatus).toBeNull();
+  }, 60_000);
+
+  it('keeps several waits of one round, sends each again, and resumes once the last is answered', async () => {
+    const several: ScriptedRound[] = [
+      {
+        toolCalls: [
+          { id: 'call_a', name: 'read_file', arguments: { path: 'a.txt' } },
+          { id: 'call_b', name: 'read_file', arguments: { path: 'b.txt' } },
+        ],
+      },
+      { content: 'Read both.' },
+    ];
+    let { api, client } = await start({});
+    const session = (await api.post('/api/sessions', { executionMode: 'LOCAL', permissionLevel: 'READ_ONLY', workspace: 'several' })).body as { id: number };
+    provider.script(...several);
+    const posted = await api.post(`/api/sessions/${session.id}/messages`, { content: 'read a and b' });
+    const executionId = posted.body.executionId as string;
+    const isRequest = (event: WsEvent) => event.type === 'tool_request' && event.data.executionId === executionId;
+    await waitUntil(async () => client.events.filter(isRequest).length === 2, 'both desktop requests were sent', 10_000);
+    const first = client.events.filter(isRequest);
+    await stop('SIGKILL');
+
+    ({ api, client } = await start({}));
+    await waitUntil(async () => client.events.filter(isRequest).length === 2, 'both requests were sent again', 10_000);
+    const again = client.events.filter(isRequest);
+    expect(again.map(requestData)).toEqual(first.map(requestData));
+    expect((await api.get(`/api/sessions/${session.id}/pending`)).body).toHaveLength(2);
+
+    // One answer is not enough: the run waits for the other.
+    client.send({ type: 'tool_response', sessionId: session.id, requestId: again[1].data.requestId, result: 'contents of b' });
+    await waitUntil(async () => (await api.get(`/api/sessions/${session.id}/pending`)).body.length === 1, 'one wait answered', 10_000);
+    expect((await api.get('/api/sessions')).body.sessions[0]).toEqual(expect.objectContaining({ id: session.id, runStatus: 'waiting' }));
+    expect(client.events.some((event) => event.type === 'message_end')).toBe(false);
+
+    client.send({ type: 'tool_response', sessionId: session.id, requestId: again[0].data.requestId, result: 'contents of a' });
+    await client.waitForRunEvent('message_end', executionId, { timeoutMs: 10_000 });
+    const messages = (await api.get(`/api/sessions/${session.id}/messages`)).body as Array<Record<string, unknown>>;
+    expect(messages.map((message) => [message.role, message.toolCallId ?? null, message.role === 'tool' ? message.content : null])).toEqual([
+      ['user', null, null],
+      ['assistant', null, null],
+      ['tool', 'call_a', 'contents of a'],
+      ['tool', 'call_b', 'contents of b'],
+      ['assistant', null, null],
+    ]);
+    expect(openAiConversationProblem(provider.requests.at(-1)!.body.messages)).toBeNull();
   }, 60_000);
 });

@@ -30,6 +30,8 @@ export interface Session {
   createdAt: string;
   /** Present in `GET /api/sessions` only. */
   activeRun?: boolean;
+  /** Present in `GET /api/sessions` only: `waiting` while the run waits for a person. */
+  runStatus?: 'running' | 'waiting' | null;
 }
 
 export interface SessionPage {

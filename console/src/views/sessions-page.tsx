@@ -89,7 +89,15 @@ export function SessionsPage({ api }: { api: HarnessApi }) {
                   <code>{session.workspace}</code>
                 </td>
                 <td data-label="Created">{formatTime(session.createdAt)}</td>
-                <td data-label="Run">{session.activeRun ? <span class="badge running">Running</span> : <span class="muted">Idle</span>}</td>
+                <td data-label="Run">
+                  {session.runStatus === 'waiting' ? (
+                    <span class="badge warning">Waiting for you</span>
+                  ) : session.activeRun ? (
+                    <span class="badge running">Running</span>
+                  ) : (
+                    <span class="muted">Idle</span>
+                  )}
+                </td>
                 <td>
                   <button type="button" class="link danger" aria-label={`Delete session ${session.id}`} onClick={() => void remove(session)}>
                     Delete

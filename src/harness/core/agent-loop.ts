@@ -68,10 +68,18 @@ export interface PendingRound {
   settled: ReadonlyMap<string, ToolResult>;
   /** Calls whose `tool_call_result` was already sent (and recorded): not announced again. */
   announced: ReadonlySet<string>;
+  /**
+   * Calls that were waiting for a person (their answer is with the dispatcher). Every other call
+   * without a result either never started — it runs now — or may have been running when the
+   * process stopped: see `executeToolCalls`.
+   */
+  waited?: ReadonlySet<string>;
 }
 
 /** The content a call gets when the run is cancelled before the call finishes. */
 export const TOOL_CANCELLED_RESULT = 'Tool execution cancelled: the run was cancelled before the tool finished';
+/** What the model reads for a call the process did not live to finish. */
+export const INTERRUPTED_TOOL_RESULT = 'Tool execution failed: the server stopped before the call finished';
 
 const ABORTED = Symbol('aborted');
 
@@ -232,15 +240,26 @@ export class AgentLoop {
     // A run cancelled as the answer ended starts none of its calls.
     const startedAt = performance.now();
     const schedule = new RoundSchedule();
+    // Of a resumed round: whether every call so far had finished before the process stopped.
+    let earlierFinished = true;
     const running = toolCalls.map((call) => {
       // A resumed round's results stand, cancelled or not; they were stored as their calls finished.
       const settled = resumed?.settled.get(call.id);
+      const finishedBefore = earlierFinished;
+      earlierFinished &&= settled !== undefined;
       if (settled !== undefined) return { promise: Promise.resolve(settled), settled: { value: settled } };
       if (context.isCancelled) return null;
       const invocation = this.invocationFor(context, call, notify);
       const allowed = context.isToolAllowed(call.function.name);
       // A refused call runs nothing, so it takes no turn.
       const concurrency = allowed ? (this.dispatcher.concurrencyOf?.(invocation) ?? 'shared') : 'shared';
+      if (resumed && !resumed.waited?.has(call.id) && concurrency === 'exclusive' && finishedBefore) {
+        // Its turn had come before the stop and it left no result: it may have done part of its
+        // work, so it is not run a second time. (A read-only call is safe to run again; a call
+        // behind one that had not finished never started, and runs now.)
+        const interrupted = Promise.resolve(interruptedResult(call.id));
+        return trackSettlement(persistence?.saveToolResult ? this.storeOnFinish(context, call, interrupted, persistence) : interrupted);
+      }
       const dispatched = schedule.add(concurrency, () =>
         // A call still waiting for its turn when the run is cancelled never starts.
         context.isCancelled
@@ -453,6 +472,10 @@ interface TrackedCall {
 }
 
 /** The result of a call the run stopped waiting for, `durationMs` after the round's calls started. */
+function interruptedResult(callId: string): ToolResult {
+  return { callId, status: 'error', content: INTERRUPTED_TOOL_RESULT, errorMessage: 'the server stopped before the call finished', durationMs: 0 };
+}
+
 function cancelledResult(callId: string, durationMs: number): ToolResult {
   return { callId, status: 'error', content: TOOL_CANCELLED_RESULT, errorMessage: 'the run was cancelled before the tool finished', durationMs };
 }

@@ -69,7 +69,7 @@ export class StreamingGateway implements OnGatewayConnection, OnGatewayDisconnec
     const connectionId = this.deps.registry.add(userId, client);
     client.on('error', (error) => this.logger.warn(`connection ${connectionId}: ${error.message}`));
     // Runs that wait for this user since a restart: the waits again, as they were first sent.
-    for (const event of this.deps.runs.waitEventsFor(userId)) this.deps.registry.send(client, event);
+    for (const event of this.deps.runs.waitEventsFor(userId)) this.deps.registry.resendRequest(client, event);
   }
 
   /** The registry tells the LOCAL side: requests and questions only this connection held end. */

@@ -45,7 +45,7 @@ export class SessionsController {
   @ApiBadRequestResponse({ type: ErrorView, description: '`limit` or `before` is not a valid value (the message names it).' })
   list(@CurrentUser() userId: number, @Query() query: ListSessionsDto): SessionPageView {
     const page = this.sessions.listOwned(userId, { limit: query.limit, before: query.before });
-    return { sessions: page.sessions.map((session) => ({ ...session, activeRun: this.runs.isActive(session.id) })), next: page.next };
+    return { sessions: page.sessions.map((session) => ({ ...session, activeRun: this.runs.isActive(session.id), runStatus: this.runs.runStatus(session.id) })), next: page.next };
   }
 
   @Post()

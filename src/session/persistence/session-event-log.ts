@@ -149,6 +149,21 @@ export class SessionEventLog {
     this.database.afterCommit(callback);
   }
 
+  /**
+   * The session's latest stored event of `type` whose `data.requestId` is `requestId` — a wait
+   * for a person as it was first sent — or `null` when there is none (any more). Writes what is
+   * queued first.
+   */
+  findRequest(sessionId: number, type: string, requestId: string): LoggedSessionEvent | null {
+    this.flush();
+    const row = this.database.connection
+      .prepare<[number, string, string], { seq: number; payload: string }>(
+        "SELECT seq, payload FROM session_events WHERE session_id = ? AND type = ? AND json_extract(payload, '$.data.requestId') = ? ORDER BY seq DESC LIMIT 1",
+      )
+      .get(sessionId, type, requestId);
+    return row ? { seq: row.seq, json: row.payload } : null;
+  }
+
   /** The last number given to an event of the session (0 if it has none). */
   lastSeq(sessionId: number): number {
     return this.boundsOf(sessionId).last;

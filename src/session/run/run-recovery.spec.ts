@@ -111,15 +111,14 @@ describe('RunRecovery', () => {
       messages.stageToolResult('w1', { role: 'tool', tool_call_id: 'a', content: 'Wrote 1 bytes to a.txt' });
     });
 
-    it('leaves the run waiting, its round open, the other unfinished calls with the interrupted result staged', () => {
+    it('leaves the run waiting, its round open, and the unfinished calls without a result for the resume to settle', () => {
       storeWait('req-b', 'b', NOW + 1);
 
-      expect(recoverWaiting()).toEqual([{ executionId: 'w1', sessionId, unansweredCalls: ['c'], finishedCalls: [], waiting: true, ready: false }]);
+      expect(recoverWaiting()).toEqual([{ executionId: 'w1', sessionId, unansweredCalls: [], finishedCalls: [], waiting: true, ready: false }]);
       expect(runs.find('w1')?.status).toBe('waiting');
       expect(messages.listBySession(sessionId).filter((m) => m.role === 'tool')).toEqual([]);
-      const staged = messages.stagedToolResults('w1');
-      expect([...staged.keys()].sort()).toEqual(['a', 'c']);
-      expect(staged.get('c')).toEqual({ content: INTERRUPTED_TOOL_RESULT, isError: true });
+      // c, behind the waiting b, never started: the resumed round runs it.
+      expect([...messages.stagedToolResults('w1').keys()]).toEqual(['a']);
       expect(waits.find('req-b')?.answer).toBeNull();
       expect(activities.listBySession(sessionId)).toEqual([]);
     });

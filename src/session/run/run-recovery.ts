@@ -1,4 +1,5 @@
 import { toolResultMessage } from '../../harness/core/agent-execution-context';
+import { INTERRUPTED_TOOL_RESULT } from '../../harness/core/agent-loop';
 import type { ChatAttachment, ChatMessage, ToolCall } from '../../harness/llm/chat-request';
 import { describeToolActivity } from '../persistence/activity-describer';
 import type { ActivityRepository } from '../persistence/activity-repository';
@@ -8,8 +9,7 @@ import type { RunRepository } from '../persistence/run-repository';
 import type { WaitRepository } from '../persistence/wait-repository';
 import { expiredAnswer } from './wait-answers';
 
-/** What the model reads for a call the process did not live to finish. */
-export const INTERRUPTED_TOOL_RESULT = 'Tool execution failed: the server stopped before the call finished';
+export { INTERRUPTED_TOOL_RESULT };
 /** Why a run found unfinished at start was closed. */
 export const INTERRUPTED_RUN_REASON = 'the server stopped before the run finished';
 
@@ -34,7 +34,7 @@ export interface RecoveredRun {
   finishedCalls: string[];
   /**
    * The run waits for a person (it had stored waits): recorded as `waiting`, its round left open
-   * for the run to resume. Its other unfinished calls got the interrupted result, staged.
+   * for the run to resume, which settles the round's other unfinished calls (`AgentLoop.resume`).
    * Absent for a run that was closed.
    */
   waiting?: true;
@@ -108,9 +108,10 @@ export class RunRecovery {
 
   /**
    * Leaves the run waiting when it holds stored waits for calls of its open round: a wait that
-   * expired while the server was down gets its timeout answer; the round's other calls that have
-   * no result get the interrupted one, staged, so that the round is whole once the waits are
-   * answered. Returns whether the run waits.
+   * expired while the server was down gets its timeout answer. The round's other calls without a
+   * result are left as they are: when the run resumes, a call that never started runs and one
+   * that may have been running gets the interrupted result (`AgentLoop.resume`). Returns whether
+   * the run waits.
    */
   private keepWaiting(executionId: string, stored: MessageRecord[], lastCalls: { index: number; calls: ToolCall[] }, recovered: RecoveredRun): boolean {
     const waitStore = this.deps.waits;
@@ -124,13 +125,6 @@ export class RunRecovery {
     const now = (this.deps.now ?? Date.now)();
     for (const wait of live) {
       if (wait.answer === null && wait.expiresAt <= now && waitStore.setAnswer(wait.requestId, expiredAnswer(wait))) wait.answer = expiredAnswer(wait);
-    }
-    const staged = this.deps.messages.stagedToolResults(executionId);
-    const waiting = new Set(live.map((wait) => wait.toolCallId));
-    for (const call of lastCalls.calls) {
-      if (!open.has(call.id) || staged.has(call.id) || waiting.has(call.id)) continue;
-      this.deps.messages.stageToolResult(executionId, toolResultMessage(call.id, call.function.name, INTERRUPTED_TOOL_RESULT, true));
-      recovered.unansweredCalls.push(call.id);
     }
     this.deps.runs.mark(executionId, 'waiting');
     recovered.waiting = true;

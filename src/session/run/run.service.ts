@@ -74,6 +74,8 @@ interface ActiveRun {
    */
   detached: boolean;
   done: Promise<void>;
+  /** A run resumed after a restart: the calls of its open round that held a stored wait. */
+  waited?: ReadonlySet<string>;
 }
 
 /** A run that a restart found waiting for a person, until the answers come (or it is cancelled). */
@@ -180,6 +182,18 @@ export class RunService {
 
   isActive(sessionId: number): boolean {
     return this.active.has(sessionId) || this.parked.has(sessionId);
+  }
+
+  /**
+   * What the session's run is doing: `waiting` while it waits for a person (a stored wait without
+   * an answer — a live run's or one waiting since a restart), `running` otherwise, `null` when the
+   * session has no run going.
+   */
+  runStatus(sessionId: number): 'running' | 'waiting' | null {
+    if (this.parked.has(sessionId)) return 'waiting';
+    const run = this.active.get(sessionId);
+    if (!run) return null;
+    return this.holdsWaits(run.executionId) ? 'waiting' : 'running';
   }
 
   /**
@@ -375,8 +389,10 @@ export class RunService {
     for (const timer of parked.timers) clearTimeout(timer);
     const { executionId } = parked;
     const waits = this.deps.waits;
+    const waited = new Set<string>();
     for (const wait of waits?.forExecution(executionId) ?? []) {
       if (!cancelled && isResumedAnswer(wait.answer)) this.deps.resumedAnswers?.put(executionId, wait.toolCallId, wait.answer);
+      waited.add(wait.toolCallId);
       waits?.delete(wait.requestId);
     }
     let session: SessionRecord;
@@ -389,11 +405,11 @@ export class RunService {
       return;
     }
     this.logger.log(`run ${executionId} of session ${sessionId} resumes${cancelled ? ', cancelled' : ''}`);
-    this.launch(session, { executionId, context: null, cancelled, interruption: null, detached: false, done: Promise.resolve() }, true);
+    this.launch(session, { executionId, context: null, cancelled, interruption: null, detached: false, done: Promise.resolve(), waited }, true);
   }
 
   /** The open round of a resumed run: its calls, the results stored for them, and those already announced. */
-  private pendingRound(sessionId: number, executionId: string): PendingRound | null {
+  private pendingRound(sessionId: number, executionId: string, waited: ReadonlySet<string> = new Set()): PendingRound | null {
     const stored = this.deps.messages.listBySession(sessionId);
     const last = stored.at(-1);
     if (!last || last.role !== 'assistant' || last.executionId !== executionId || !last.toolCalls?.length) return null;
@@ -412,7 +428,7 @@ export class RunService {
         .filter((activity) => activity.executionId === executionId && activity.createdAt >= last.createdAt)
         .map((activity) => activity.toolCallId),
     );
-    return { calls: last.toolCalls as ToolCall[], settled, announced };
+    return { calls: last.toolCalls as ToolCall[], settled, announced, waited };
   }
 
   /** Once no run has started for `idle.afterMs`, calls `idle.reclaim`. */
@@ -512,7 +528,7 @@ export class RunService {
         if (!run.detached) deps.messages.appendRound(session.id, run.executionId, messages);
       },
     };
-    const round = resuming ? this.pendingRound(session.id, run.executionId) : null;
+    const round = resuming ? this.pendingRound(session.id, run.executionId, run.waited) : null;
     const outcome = round
       ? await deps.agentLoop.resume(context, listener, persistence, round)
       : await deps.agentLoop.execute(context, listener, persistence);

@@ -1,3 +1,4 @@
+import type { ClientEvent } from '../../harness/local/client-event';
 import { LocalToolSessionRegistry } from '../../harness/local/local-tool-session-registry';
 import { HarnessDatabase } from '../persistence/harness-database';
 import { SessionEventLog } from '../persistence/session-event-log';
@@ -37,6 +38,31 @@ describe('StreamingWsRegistry with an event log', () => {
   });
 
   afterEach(() => database.close());
+
+  describe('when a wait for a person is sent again', () => {
+    const request = (requestId: string): ClientEvent => ({ type: 'approval_request', sessionId: sessionA, data: { requestId, toolName: 'shell', executionId: 'e1' }, timestamp: TIME });
+
+    it('sends the logged event, with its seq and time, without numbering it again', () => {
+      registry.sendToUser(USER, delta(sessionA, 'before'));
+      registry.sendToUser(USER, request('req-1') as WsEvent);
+      registry.sendToUser(USER, delta(sessionA, 'after'));
+      const socket = new FakeWsConnection();
+      registry.add(USER, socket);
+
+      expect(registry.resendRequest(socket, { ...request('req-1'), timestamp: TIME + 5_000 })).toBe(true);
+      expect(socket.frames).toEqual([JSON.stringify({ ...request('req-1'), seq: 2 })]);
+      expect(log.lastSeq(sessionA)).toBe(3);
+    });
+
+    it('sends the event as given, without a seq, when the log no longer has it', () => {
+      const socket = new FakeWsConnection();
+      registry.add(USER, socket);
+
+      expect(registry.resendRequest(socket, request('req-gone'))).toBe(true);
+      expect(received(socket)).toEqual([request('req-gone')]);
+      expect(log.lastSeq(sessionA)).toBe(0);
+    });
+  });
 
   describe('when events are sent', () => {
     it('numbers each event of a session, per session, and keeps it, with or without an audience', () => {

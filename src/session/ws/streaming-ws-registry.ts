@@ -247,6 +247,25 @@ export class StreamingWsRegistry implements ClientConnections {
   }
 
   /**
+   * Sends a wait for a person again (`approval_request`, `ask_user_questions`, `tool_request`):
+   * as it was first sent and logged, `seq` and `timestamp` included, when the session's event log
+   * still has it; otherwise as given, without a `seq`. Neither numbered nor logged again.
+   */
+  resendRequest(connection: WsConnection, event: ClientEvent): boolean {
+    const requestId = event.data.requestId;
+    let logged: string | null = null;
+    if (this.eventLog && event.sessionId !== null && typeof requestId === 'string') {
+      try {
+        logged = this.eventLog.findRequest(event.sessionId, event.type, requestId)?.json ?? null;
+      } catch (error) {
+        this.logger.warn(`the logged ${event.type} ${requestId} could not be read: ${errorMessage(error)}`);
+      }
+    }
+    if (logged === null) return this.send(connection, event);
+    return this.sendFrame(connection, logged, Buffer.byteLength(logged));
+  }
+
+  /**
    * Makes the connection follow `sessionId`: it is sent the session's stored events numbered
    * after `after`, oldest first, then every new event of the session as it comes. From its first
    * subscription on, a connection receives only the events of the sessions it follows (and those

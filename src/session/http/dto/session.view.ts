@@ -32,8 +32,15 @@ export class SessionView implements SessionRecord {
 
 /** A session as `GET /api/sessions` lists it. */
 export class SessionListItemView extends SessionView {
-  @ApiProperty({ description: 'Whether a run of the session is going now.' })
+  @ApiProperty({ description: 'Whether a run of the session is going now (running, or waiting for a person).' })
   activeRun!: boolean;
+
+  @ApiProperty({
+    enum: ['running', 'waiting'],
+    nullable: true,
+    description: '`waiting`: the run waits for a person (an approval, a question, a desktop tool request; see `GET /api/sessions/:id/pending`), also across a restart. `null`: no run is going.',
+  })
+  runStatus!: 'running' | 'waiting' | null;
 }
 
 /** One page of `GET /api/sessions`. */
