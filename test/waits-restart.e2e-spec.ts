@@ -1,12 +1,11 @@
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
-import * as path from 'node:path';
-import { FakeOpenAiProvider, type ScriptedRound } from './support/fake-openai-provider';
-import { HttpClient } from './support/http-client';
+import type { FakeOpenAiProvider, ScriptedRound } from './support/fake-openai-provider';
+import type { HttpClient } from './support/http-client';
 import { openAiConversationProblem } from './support/openai-conversation-rules';
-import { fileServerEnv, spawnServer, waitUntil, waitUntilListening, type ServerProcess } from './support/server-process';
-import { withTimeout, WsTestClient, type WsEvent } from './support/ws-test-client';
+import { RestartableServer } from './support/restartable-server';
+import { waitUntil } from './support/server-process';
+import type { WsTestClient, WsEvent } from './support/ws-test-client';
 
 const TOKEN = 'waits-token';
 const OTHER_TOKEN = 'waits-other-token';
@@ -91,39 +90,20 @@ function requestData(event: WsEvent): Record<string, unknown> {
 }
 
 describe('a run waiting for a person, across a restart', () => {
-  let scratch: string;
+  let harness: RestartableServer;
   let provider: FakeOpenAiProvider;
-  let server: ServerProcess | null = null;
-  const clients: WsTestClient[] = [];
 
   beforeEach(async () => {
-    scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'harness-waits-'));
-    provider = await FakeOpenAiProvider.start();
+    harness = await RestartableServer.create(TOKEN, 'harness-waits-');
+    provider = harness.provider;
   });
 
-  afterEach(async () => {
-    await Promise.all(clients.splice(0).map((client) => client.close()));
-    if (server && server.child.exitCode === null && server.child.signalCode === null) {
-      server.child.kill('SIGKILL');
-      await server.exited;
-    }
-    server = null;
-    await provider.close();
-    fs.rmSync(scratch, { recursive: true, force: true });
-  });
+  afterEach(() => harness.dispose());
 
-  const start = async (env: Record<string, string>): Promise<{ api: HttpClient; client: WsTestClient; url: string }> => {
-    server = spawnServer({ ...fileServerEnv(scratch, TOKEN, provider.url), HARNESS_TOKENS: `${TOKEN}=1,${OTHER_TOKEN}=2`, ...env });
-    const url = await waitUntilListening(server);
-    const client = await WsTestClient.connect(url, TOKEN);
-    clients.push(client);
-    return { api: new HttpClient(url, TOKEN), client, url };
-  };
+  const start = (env: Record<string, string>) => harness.start({ HARNESS_TOKENS: `${TOKEN}=1,${OTHER_TOKEN}=2`, ...env });
 
   const stop = async (signal: 'SIGTERM' | 'SIGKILL'): Promise<void> => {
-    server!.child.kill(signal);
-    const exit = await withTimeout(server!.exited, 12_000, 'the server did not exit');
-    expect(exit).toEqual(signal === 'SIGTERM' ? { code: 0, signal: null } : { code: null, signal: 'SIGKILL' });
+    expect(await harness.stop(signal)).toEqual(signal === 'SIGTERM' ? { code: 0, signal: null } : { code: null, signal: 'SIGKILL' });
   };
 
   const conversation = async (api: HttpClient, sessionId: number): Promise<unknown[][]> =>
@@ -132,14 +112,7 @@ describe('a run waiting for a person, across a restart', () => {
   const activities = async (api: HttpClient, sessionId: number): Promise<unknown[][]> =>
     ((await api.get(`/api/sessions/${sessionId}/activities`)).body as Array<Record<string, unknown>>).map((activity) => [activity.toolCallId, activity.status]);
 
-  const readDb = <T>(read: (db: Database.Database) => T): T => {
-    const db = new Database(path.join(scratch, 'harness.db'), { readonly: true });
-    try {
-      return read(db);
-    } finally {
-      db.close();
-    }
-  };
+  const readDb = <T>(read: (db: Database.Database) => T): T => harness.readDb(read);
 
   /** Starts a run of `wait` in a new session and returns once it waits (and its first call has its result). */
   const startWaiting = async (api: HttpClient, client: WsTestClient, wait: WaitCase, workspace: string) => {
@@ -186,7 +159,7 @@ describe('a run waiting for a person, across a restart', () => {
         expect(logged.map((event) => event.type).filter((type) => /cancelled|resolved|message_end/.test(type))).toEqual([]);
 
         ({ api, client } = await start(wait.env));
-        expect(server!.stderr()).toContain(`run ${executionId} of session ${sessionId} waits for a person across the restart`);
+        expect(harness.process!.stderr()).toContain(`run ${executionId} of session ${sessionId} waits for a person across the restart`);
         // Shown as waiting, not interrupted: the session is busy, the wait is listed and sent again.
         expect(readDb((db) => db.prepare('SELECT status FROM runs WHERE execution_id = ?').get(executionId))).toEqual({ status: 'waiting' });
         expect((await api.post(`/api/sessions/${sessionId}/messages`, { content: 'anyone?' })).status).toBe(409);
@@ -211,7 +184,7 @@ describe('a run waiting for a person, across a restart', () => {
         expect((await api.get(`/api/sessions/${sessionId}/pending`)).body).toEqual([]);
         expect(readDb((db) => db.prepare('SELECT status FROM runs WHERE execution_id = ?').get(executionId))).toEqual({ status: 'completed' });
         if (wait.kind === 'approval') {
-          expect(fs.readFileSync(path.join(scratch, 'workspaces', 'user-1', 'restarted', 'proof.txt'), 'utf8')).toBe(' and after\n');
+          expect(fs.readFileSync(harness.workspaceFile('restarted', 'proof.txt'), 'utf8')).toBe(' and after\n');
           const read = (await api.get(`/api/sessions/${sessionId}/messages`)).body.find((message: { toolCallId?: string }) => message.toolCallId === 'call_read');
           expect(read.content).toContain('and after');
           const resolved = client.events.find((event) => event.type === 'approval_resolved');
@@ -229,8 +202,7 @@ describe('a run waiting for a person, across a restart', () => {
     await stop('SIGKILL');
 
     ({ api, client, url } = await start(APPROVAL.env));
-    const intruder = await WsTestClient.connect(url, OTHER_TOKEN);
-    clients.push(intruder);
+    const intruder = await harness.connect(url, OTHER_TOKEN);
     await client.waitFor((event) => event.type === 'approval_request');
     const requestId = request.data.requestId;
     const refused = async (sender: WsTestClient, frame: Record<string, unknown>): Promise<string> => {
@@ -253,13 +225,13 @@ describe('a run waiting for a person, across a restart', () => {
 
     expect(client.events.some((event) => event.type === 'approval_resolved')).toBe(false);
     expect((await api.get(`/api/sessions/${sessionId}/pending`)).body.map((pending: { requestId: string }) => pending.requestId)).toEqual([requestId]);
-    expect(fs.existsSync(path.join(scratch, 'workspaces', 'user-1', 'forged', 'proof.txt'))).toBe(false);
+    expect(fs.existsSync(harness.workspaceFile('forged', 'proof.txt'))).toBe(false);
 
     client.send({ ...approve, sessionId, requestId, approved: false, message: 'not after all', arguments: request.data.arguments });
     await client.waitForRunEvent('message_end', executionId, { timeoutMs: 10_000 });
     const shell = (await api.get(`/api/sessions/${sessionId}/messages`)).body.find((message: { toolCallId?: string }) => message.toolCallId === 'call_shell');
     expect(JSON.parse(shell.content)).toEqual({ error: "The user denied the call to 'shell': not after all" });
-    expect(fs.existsSync(path.join(scratch, 'workspaces', 'user-1', 'forged', 'proof.txt'))).toBe(false);
+    expect(fs.existsSync(harness.workspaceFile('forged', 'proof.txt'))).toBe(false);
   }, 60_000);
 
   it('withdraws the waits of a cancelled session after a restart and closes every call; the session goes on', async () => {
@@ -290,7 +262,7 @@ describe('a run waiting for a person, across a restart', () => {
     expect(messages[3].content).toBe('Tool execution cancelled: the run was cancelled before the tool finished');
     // The call queued behind the question never ran.
     expect(messages[4].content).toBe('Tool execution cancelled: the run was cancelled before the tool finished');
-    expect(fs.existsSync(path.join(scratch, 'workspaces', 'user-1', 'cancelled', 'after.txt'))).toBe(false);
+    expect(fs.existsSync(harness.workspaceFile('cancelled', 'after.txt'))).toBe(false);
     // A late answer finds nothing to answer.
     const since = client.mark();
     client.send({ type: 'ask_user_answer', sessionId, requestId: request.data.requestId, answers: ['late'] });
@@ -313,7 +285,7 @@ describe('a run waiting for a person, across a restart', () => {
     await new Promise((resolve) => setTimeout(resolve, Math.max(0, expiresAt - Date.now() + 100)));
 
     ({ api, client } = await start(env));
-    expect(server!.stderr()).toContain('its waits expired while the server was down, it goes on');
+    expect(harness.process!.stderr()).toContain('its waits expired while the server was down, it goes on');
     await waitUntil(
       async () => readDb((db) => (db.prepare('SELECT status FROM runs WHERE execution_id = ?').get(executionId) as { status: string }).status) === 'completed',
       'the run completed',
@@ -332,7 +304,7 @@ describe('a run waiting for a person, across a restart', () => {
       error: "'shell' needed approval (Shell commands need approval at READ_WRITE) and got no answer in time; the call did not run",
     });
     expect((await api.get(`/api/sessions/${sessionId}/pending`)).body).toEqual([]);
-    expect(fs.existsSync(path.join(scratch, 'workspaces', 'user-1', 'expired', 'proof.txt'))).toBe(false);
+    expect(fs.existsSync(harness.workspaceFile('expired', 'proof.txt'))).toBe(false);
   }, 60_000);
 
   it('ends a wait that expires after the restart, while the run waits, as a live one ends; the run goes on', async () => {
@@ -365,7 +337,7 @@ describe('a run waiting for a person, across a restart', () => {
     expect(JSON.parse(String(messages[3].content)).error).toMatch(/needed approval .* and got no answer in time; the call did not run/);
     // The call behind it ran, and found nothing: the shell command never ran.
     expect(String(messages[4].content)).toMatch(/proof\.txt/);
-    expect(fs.existsSync(path.join(scratch, 'workspaces', 'user-1', 'expires-later', 'proof.txt'))).toBe(false);
+    expect(fs.existsSync(harness.workspaceFile('expires-later', 'proof.txt'))).toBe(false);
     expect((await api.get(`/api/sessions/${sessionId}/pending`)).body).toEqual([]);
     expect((await api.get('/api/sessions')).body.sessions.find((session: { id: number }) => session.id === sessionId).runStatus).toBeNull();
   }, 60_000);
