@@ -4,6 +4,7 @@ import { HARNESS_CONFIG, HarnessConfigModule, type HarnessExtensions } from './c
 import type { HarnessConfig } from './config/harness-config';
 import { HarnessModule } from './harness/harness.module';
 import { McpClientManager } from './harness/mcp/mcp-client-manager';
+import { BackgroundTaskManager } from './harness/runtime/background-task-manager';
 import { ShellIsolation } from './harness/tool/impl/shell-isolation';
 import { closeGrepWorkers } from './harness/tool/impl/grep-worker';
 import { canOpenBeneath } from './harness/tool/workspace-open';
@@ -30,6 +31,8 @@ export interface HarnessLifecycleDeps {
   wsRegistry: StreamingWsRegistry;
   mcp: McpClientManager | null;
   database: HarnessDatabase;
+  /** Background jobs (`shell` with `async:true`): stopped with the server. */
+  backgroundTasks?: BackgroundTaskManager | null;
 }
 
 /**
@@ -42,8 +45,8 @@ export interface HarnessLifecycleDeps {
  * so a host without namespaces is reported now, not at the first command.
  *
  * Before Nest closes the HTTP and WebSocket servers: runs are stopped, each ending with a final
- * `error` event naming the shutdown, then every connection is closed with 1001 once that event has
- * left. After: MCP servers, then the database, last, whatever happened before.
+ * `error` event naming the shutdown, and background commands are killed; then every connection is
+ * closed with 1001 once that event has left. After: MCP servers, then the database, last, whatever happened before.
  */
 export class HarnessLifecycle implements OnModuleInit, BeforeApplicationShutdown, OnApplicationShutdown {
   private readonly logger = new Logger('Shutdown');
@@ -84,6 +87,12 @@ export class HarnessLifecycle implements OnModuleInit, BeforeApplicationShutdown
       .shutdown('the server is shutting down', RUNS_GRACE_MS)
       .catch((error: unknown) => this.logger.warn(`runs: ${String(error)}`));
     if (ended === false) this.logger.warn(`some runs had not ended ${RUNS_GRACE_MS} ms after they were stopped`);
+    // A background command runs in a process group of its own: unstopped, it would outlive the server.
+    const stopped = await this.deps.backgroundTasks?.stopAll('the server is shutting down', RUNS_GRACE_MS).catch((error: unknown) => {
+      this.logger.warn(`background commands: ${String(error)}`);
+      return 0;
+    });
+    if (stopped) this.logger.log(`stopped ${stopped} background command(s)`);
     await this.deps.wsRegistry
       .closeAll(WS_GOING_AWAY, 'server shutting down', SOCKETS_GRACE_MS)
       .catch((error: unknown) => this.logger.warn(`WebSocket connections: ${String(error)}`));
@@ -129,8 +138,9 @@ export class AppModule {
             wsRegistry: StreamingWsRegistry,
             mcp: McpClientManager | null,
             database: HarnessDatabase,
-          ) => new HarnessLifecycle({ config, recovery, shellIsolation, runs, wsRegistry, mcp, database }),
-          inject: [HARNESS_CONFIG, RunRecovery, ShellIsolation, RunService, StreamingWsRegistry, McpClientManager, HarnessDatabase],
+            backgroundTasks: BackgroundTaskManager,
+          ) => new HarnessLifecycle({ config, recovery, shellIsolation, runs, wsRegistry, mcp, database, backgroundTasks }),
+          inject: [HARNESS_CONFIG, RunRecovery, ShellIsolation, RunService, StreamingWsRegistry, McpClientManager, HarnessDatabase, BackgroundTaskManager],
         },
       ],
     };

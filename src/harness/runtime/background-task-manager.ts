@@ -11,6 +11,10 @@ export interface BackgroundTaskResult {
 interface RunningTask {
   sessionId: number;
   description: string;
+  /** Stops the job's work, when its starter gave a way to (`start`'s `stop`). */
+  stop: AbortController | null;
+  /** Settles when the job has ended, however it ended. */
+  ended: Promise<void>;
 }
 
 /**
@@ -22,22 +26,47 @@ export class BackgroundTaskManager {
   private readonly running = new Map<string, RunningTask>();
   private readonly finished = new Map<number, BackgroundTaskResult[]>();
 
-  /** Tracks `work`; a rejection becomes an `{"error":...}` result. Returns the task id. */
-  start(sessionId: number, description: string, work: Promise<string>): string {
+  /**
+   * Tracks `work`; a rejection becomes an `{"error":...}` result. Returns the task id. `stop`,
+   * when given, is what `stopAll` aborts to end the work (a `shell` command is killed by it).
+   */
+  start(sessionId: number, description: string, work: Promise<string>, stop?: AbortController): string {
     const taskId = `bg-${this.nextId++}`;
-    this.running.set(taskId, { sessionId, description });
-    work
+    const ended = work
       .then(
         (result) => result,
         (error: unknown) => JSON.stringify({ error: errorMessage(error) }),
       )
       .then((result) => {
-        if (!this.running.delete(taskId)) return; // the session was cancelled meanwhile
+        if (this.running.get(taskId)?.sessionId !== sessionId) return; // the session was forgotten meanwhile
+        this.running.delete(taskId);
         const list = this.finished.get(sessionId) ?? [];
         list.push({ taskId, sessionId, description, result });
         this.finished.set(sessionId, list);
       });
+    this.running.set(taskId, { sessionId, description, stop: stop ?? null, ended });
     return taskId;
+  }
+
+  /**
+   * Stops every running job that can be stopped — for a server that stops: a background
+   * `shell` command would otherwise outlive the process that started it — and resolves once they
+   * have all ended, or after `timeoutMs`. Returns how many were still running when asked.
+   */
+  async stopAll(reason: string, timeoutMs = 5_000): Promise<number> {
+    const tasks = [...this.running.values()];
+    for (const task of tasks) task.stop?.abort(new Error(reason));
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, timeoutMs);
+      timer.unref();
+    });
+    try {
+      await Promise.race([Promise.all(tasks.map((task) => task.ended)), late]);
+    } finally {
+      clearTimeout(timer);
+    }
+    return tasks.length;
   }
 
   /** Results finished since the last call, oldest first; each is handed out once. */

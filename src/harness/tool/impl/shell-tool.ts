@@ -76,7 +76,7 @@ export interface ShellResult {
  * whose signal has already fired runs nothing. Unconfined, "everything it started" means its
  * process group: a process that leaves the group (`setsid`, a `set -m` job, a daemon) survives.
  * An `async:true` command belongs to the session, not to the call: the signal of the call that
- * started it does not stop it (its own `timeout_ms` does).
+ * started it does not stop it (its own `timeout_ms` does, and so does the server stopping).
  *
  * With namespace isolation (`ShellIsolation`) the command runs in its own pid and mount
  * namespaces (and as `nobody` when the server is root): it sees only its own processes, and of the workspace root and database directory
@@ -213,7 +213,9 @@ export class ShellTool extends BaseTool {
     if (sessionId === null) return errorResult('async shell commands need a session');
     // A background job outlives the call that started it, so the call's signal does not reach it.
     // Background results reach the model later as text; the manager keeps only that.
-    const taskId = background.start(sessionId, `shell: ${command.value}`, run().then(resultText));
+    // Its own stop: the server stopping kills it (`BackgroundTaskManager.stopAll`).
+    const stop = new AbortController();
+    const taskId = background.start(sessionId, `shell: ${command.value}`, run(stop.signal).then(resultText), stop);
     return jsonResult({
       status: 'started',
       task_id: taskId,
