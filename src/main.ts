@@ -6,7 +6,9 @@ import { WsAdapter } from '@nestjs/platform-ws';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { AppModule } from './app.module';
 import { loadHarnessConfig, type HarnessConfig } from './config/harness-config';
+import { ConfigError } from './config/config-error';
 import { checkListenAddress } from './config/listen-address';
+import { HarnessDatabase } from './session/persistence/harness-database';
 import type { Tool } from './harness/tool/tool';
 import { serveConsole } from './session/http/console-assets';
 import { useJsonBody } from './session/http/json-body';
@@ -84,6 +86,7 @@ async function main(): Promise<void> {
   // starts: a bad value is one ConfigError line, not a stack trace from a provider's factory.
   const config = loadHarnessConfig();
   await checkListenAddress(config);
+  checkDatabase(config);
   const harness = await startHarness(config);
   closeOnSignals(harness);
   // Plain lines on stdout that scripts and people can wait for (the Nest logger shows only warnings).
@@ -91,6 +94,20 @@ async function main(): Promise<void> {
     console.log(`no HARNESS_TOKENS given; token for user 1: ${config.generatedToken}`);
   }
   console.log(`harness listening on ${harness.url}`);
+}
+
+/**
+ * Opens the database file once as the server will (schema checked and brought up to date) and
+ * closes it: a file with a SQLite header but damaged behind it, or written by a newer schema, is
+ * one `HARNESS_DB` line, not a stack trace from inside Nest.
+ */
+function checkDatabase(config: HarnessConfig): void {
+  if (config.dbPath === ':memory:') return;
+  try {
+    new HarnessDatabase(config.dbPath, { walCheckpoints: 'inline' }).close();
+  } catch (error) {
+    throw new ConfigError('HARNESS_DB', `${config.dbPath} cannot be used: ${errorMessage(error)}`);
+  }
 }
 
 /**

@@ -1,3 +1,4 @@
+import Database from 'better-sqlite3';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as os from 'node:os';
@@ -164,6 +165,22 @@ describe('the server process', () => {
         (dir) => ({ HARNESS_MCP_CONFIG: writeFile(dir, 'mcp.json', JSON.stringify({ servers: [{ id: 1, name: 'rpc', type: 'grpc' }] })) }),
       ],
       ['HARNESS_DB names a file that is not a database', 'HARNESS_DB', (dir) => ({ HARNESS_DB: writeFile(dir, 'notes.txt', 'not a database') })],
+      [
+        'HARNESS_DB names a file with a SQLite header and garbage behind it',
+        'HARNESS_DB',
+        (dir) => ({ HARNESS_DB: writeFile(dir, 'damaged.db', 'SQLite format 3\0' + 'garbage, not pages '.repeat(400)) }),
+      ],
+      [
+        'HARNESS_DB names a database written by a newer schema',
+        'HARNESS_DB',
+        (dir) => {
+          const file = path.join(dir, 'newer.db');
+          const db = new Database(file);
+          db.pragma('user_version = 999');
+          db.close();
+          return { HARNESS_DB: file };
+        },
+      ],
       ['HARNESS_WORKSPACE_ROOT names a file', 'HARNESS_WORKSPACE_ROOT', (dir) => ({ HARNESS_WORKSPACE_ROOT: writeFile(dir, 'notes.txt', 'x') })],
       ['PORT is not a port', 'PORT', () => ({ PORT: '70000' })],
       ['HARNESS_TOKENS has a token without a user id', 'HARNESS_TOKENS', () => ({ HARNESS_TOKENS: 'no-user-id' })],
