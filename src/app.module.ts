@@ -12,6 +12,7 @@ import { HarnessDatabase } from './session/persistence/harness-database';
 import { PersistenceModule } from './session/persistence/persistence.module';
 import { RunRecovery } from './session/run/run-recovery';
 import { RunService } from './session/run/run.service';
+import { emptyWorkspaceTrash } from './session/service/session-workspace';
 import { SessionModule } from './session/session.module';
 import { StreamingWsModule } from './session/ws/streaming-ws.module';
 import { StreamingWsRegistry } from './session/ws/streaming-ws-registry';
@@ -56,6 +57,8 @@ export class HarnessLifecycle implements OnModuleInit, BeforeApplicationShutdown
   async onModuleInit(): Promise<void> {
     const { config, recovery, shellIsolation } = this.deps;
     fs.mkdirSync(config.workspaceRoot, { recursive: true });
+    // What workspace deletions cut short by a stop left behind goes, without holding up the start.
+    void emptyWorkspaceTrash(config.workspaceRoot).catch((error: unknown) => this.logger.warn(`emptying the workspace trash: ${String(error)}`));
     // Before anything can start a run: close the runs a previous process left unfinished, so their
     // sessions take messages again and their conversations answer every tool call.
     const recoveredRuns = recovery.recoverAll();

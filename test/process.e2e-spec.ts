@@ -53,6 +53,16 @@ describe('the server process', () => {
     expect(fs.existsSync(path.join(scratch, 'harness.db'))).toBe(true);
   });
 
+  it('empties the workspace trash a deletion cut short by a stop left behind', async () => {
+    const leftover = path.join(scratch, 'workspaces', '.trash', 'user-1-cut-short');
+    fs.mkdirSync(path.join(leftover, 'src'), { recursive: true });
+    fs.writeFileSync(path.join(leftover, 'src', 'big.bin'), 'x'.repeat(1024));
+    server = spawnServer({ ...baseEnv(), HARNESS_TOKENS: 'proc-token=1' });
+    await waitUntilListening(server);
+    await waitUntil(async () => !fs.existsSync(leftover), 'the leftover is deleted');
+    expect(fs.readdirSync(path.join(scratch, 'workspaces', '.trash'))).toEqual([]);
+  });
+
   it('keeps its data in HARNESS_DB across restarts', async () => {
     server = spawnServer({ ...baseEnv(), HARNESS_TOKENS: 'proc-token=1' });
     let url = await waitUntilListening(server);

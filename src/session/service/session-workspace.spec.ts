@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { removeSessionWorkspace, sessionWorkspacePath, WORKSPACE_TRASH } from './session-workspace';
+import { emptyWorkspaceTrash, removeSessionWorkspace, sessionWorkspacePath, WORKSPACE_TRASH } from './session-workspace';
 
 describe('removeSessionWorkspace', () => {
   let scratch: string;
@@ -105,5 +105,45 @@ describe('removeSessionWorkspace', () => {
     await expect(removal).resolves.toEqual({ outcome: 'removed' });
     expect(fs.readdirSync(folder)).toEqual(['new.txt']);
     trashIsEmpty();
+  });
+});
+
+describe('emptyWorkspaceTrash', () => {
+  let scratch: string;
+  let root: string;
+
+  beforeEach(() => {
+    scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'workspace-trash-'));
+    root = path.join(scratch, 'workspaces');
+    fs.mkdirSync(root);
+  });
+
+  afterEach(() => fs.rmSync(scratch, { recursive: true, force: true }));
+
+  it('deletes what an interrupted removal left in the trash, links as links, and nothing else', async () => {
+    const outside = path.join(scratch, 'outside');
+    fs.mkdirSync(outside);
+    fs.writeFileSync(path.join(outside, 'precious.txt'), 'keep me');
+    const trash = path.join(root, WORKSPACE_TRASH);
+    fs.mkdirSync(path.join(trash, 'user-1-half-deleted', 'src'), { recursive: true });
+    fs.writeFileSync(path.join(trash, 'user-1-half-deleted', 'src', 'a.txt'), 'a');
+    fs.symlinkSync(outside, path.join(trash, 'user-2-link'));
+    fs.mkdirSync(path.join(root, 'user-1', 'live'), { recursive: true });
+
+    await expect(emptyWorkspaceTrash(root)).resolves.toBe(2);
+    expect(fs.readdirSync(trash)).toEqual([]);
+    expect(fs.readFileSync(path.join(outside, 'precious.txt'), 'utf8')).toBe('keep me');
+    expect(fs.existsSync(path.join(root, 'user-1', 'live'))).toBe(true);
+  });
+
+  it('does nothing without a trash, or when the trash is a link', async () => {
+    await expect(emptyWorkspaceTrash(root)).resolves.toBe(0);
+    const elsewhere = path.join(scratch, 'elsewhere');
+    fs.mkdirSync(elsewhere);
+    fs.writeFileSync(path.join(elsewhere, 'keep.txt'), 'keep');
+    fs.symlinkSync(elsewhere, path.join(root, WORKSPACE_TRASH));
+    await expect(emptyWorkspaceTrash(root)).resolves.toBe(0);
+    expect(fs.readdirSync(elsewhere)).toEqual(['keep.txt']);
+    await expect(emptyWorkspaceTrash(path.join(scratch, 'absent'))).resolves.toBe(0);
   });
 });

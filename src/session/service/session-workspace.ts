@@ -59,6 +59,23 @@ export async function removeSessionWorkspace(root: string, session: WorkspaceOwn
   return { outcome: 'removed' };
 }
 
+/**
+ * Deletes what earlier removals left in `<root>/.trash/` — a server that stopped while it
+ * deleted a workspace leaves the rest of it there. Nothing outside: the trash must be a plain
+ * folder directly in the root's real path, and links in it are removed as links. Resolves with
+ * how many entries were deleted.
+ */
+export async function emptyWorkspaceTrash(root: string): Promise<number> {
+  const realRoot = realPathOrNull(root);
+  if (realRoot === null) return 0;
+  const trash = path.join(realRoot, WORKSPACE_TRASH);
+  const stats = lstatOrNull(trash);
+  if (stats === null || !stats.isDirectory()) return 0;
+  const entries = fs.readdirSync(trash);
+  for (const entry of entries) await fs.promises.rm(path.join(trash, entry), { recursive: true, force: true });
+  return entries.length;
+}
+
 function userFolderName(userId: number): string {
   return `user-${userId}`;
 }
