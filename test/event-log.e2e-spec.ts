@@ -241,4 +241,21 @@ describe('the session event log', () => {
       expect(client.sessionEvents(session.id)).toEqual(after.slice(before.length));
     });
   });
+
+  it('keeps at most HARNESS_EVENT_LOG_MAX_PER_SESSION events per session, the newest, still numbered on', async () => {
+    t = await startTestHarness({ env: { HARNESS_EVENT_LOG_MAX_PER_SESSION: '100' } });
+    const session = await createSession(t.userA, { executionMode: 'CLOUD', permissionLevel: 'FULL' });
+    // Streamed a word at a time: one event per word, well past the bound.
+    scriptRun(t, Array.from({ length: 150 }, (_, i) => `word${i}`).join(' '));
+    await runToEnd(t, session.id, 'Talk a lot.');
+
+    const kept = await readLog(t.userA, session.id);
+    const first = kept[0].seq!;
+    const last = kept.at(-1)!.seq!;
+    expect(last).toBeGreaterThan(150);
+    expect(kept.length).toBeLessThanOrEqual(100);
+    // The oldest go, a tenth of the bound at a time; what is kept runs without a gap to the newest.
+    expect(kept.map((event) => event.seq)).toEqual(range(first, last));
+    expect(first).toBeGreaterThan(1);
+  });
 });

@@ -113,6 +113,20 @@ describe('loadHarnessConfig', () => {
     });
   });
 
+  describe('HARNESS_EVENT_LOG_MAX_PER_SESSION', () => {
+    it.each([
+      [undefined, 10_000],
+      ['100', 100],
+      ['250000', 250_000],
+    ])('%j → %d', (value, events) => {
+      expect(loadHarnessConfig({ ...TOKENS, HARNESS_EVENT_LOG_MAX_PER_SESSION: value }).eventLogMaxPerSession).toBe(events);
+    });
+
+    it.each(['0', '99', '-5', 'lots'])('refuses %j, naming the variable', (value) => {
+      expect(() => loadHarnessConfig({ ...TOKENS, HARNESS_EVENT_LOG_MAX_PER_SESSION: value })).toThrow(/^HARNESS_EVENT_LOG_MAX_PER_SESSION: expected a whole number of events \(100 or more\)/);
+    });
+  });
+
   describe('HARNESS_MCP_IDLE_TIMEOUT_MS', () => {
     it.each([
       [undefined, 600_000],

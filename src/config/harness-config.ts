@@ -41,6 +41,8 @@ export interface HarnessConfig {
   questionTimeoutMs: number;
   /** `HARNESS_LOCAL_TOOL_TIMEOUT_MS`: how long a LOCAL tool request waits for the desktop's answer, approval included. */
   localToolTimeoutMs: number;
+  /** `HARNESS_EVENT_LOG_MAX_PER_SESSION`: most events a session's event log keeps (default 10,000). */
+  eventLogMaxPerSession: number;
   /** `HARNESS_WS_SEND_BUFFER_BYTES`: most bytes held unsent for one WebSocket connection. */
   wsSendBufferBytes: number | null;
   cloudShell: boolean;
@@ -69,6 +71,9 @@ export interface HarnessConfig {
   };
 }
 
+/** Default of `HARNESS_EVENT_LOG_MAX_PER_SESSION` (the event log's own default, `SessionEventLog`). */
+export const DEFAULT_EVENT_LOG_MAX_PER_SESSION = 10_000;
+
 export function loadHarnessConfig(env: NodeJS.ProcessEnv = process.env): HarnessConfig {
   const { tokens, generatedToken } = readTokens(env.HARNESS_TOKENS);
   const llm = createLlmModelConfigFromEnv(env);
@@ -91,6 +96,7 @@ export function loadHarnessConfig(env: NodeJS.ProcessEnv = process.env): Harness
     approvalTimeoutMs: readTimerMilliseconds('HARNESS_APPROVAL_TIMEOUT_MS', env.HARNESS_APPROVAL_TIMEOUT_MS, DEFAULT_APPROVAL_TIMEOUT_MS),
     questionTimeoutMs: readTimerMilliseconds('HARNESS_QUESTION_TIMEOUT_MS', env.HARNESS_QUESTION_TIMEOUT_MS, 600_000),
     localToolTimeoutMs: readTimerMilliseconds('HARNESS_LOCAL_TOOL_TIMEOUT_MS', env.HARNESS_LOCAL_TOOL_TIMEOUT_MS, 300_000),
+    eventLogMaxPerSession: readWholeNumber('HARNESS_EVENT_LOG_MAX_PER_SESSION', env.HARNESS_EVENT_LOG_MAX_PER_SESSION, DEFAULT_EVENT_LOG_MAX_PER_SESSION, 'events', 100),
     // Unset: the registry's own default (8 MiB).
     wsSendBufferBytes: readOptionalWholeNumber('HARNESS_WS_SEND_BUFFER_BYTES', env.HARNESS_WS_SEND_BUFFER_BYTES, 'bytes', 1),
     cloudShell: readSwitch('HARNESS_CLOUD_SHELL', env.HARNESS_CLOUD_SHELL),

@@ -31,12 +31,11 @@ import { WaitRepository } from './wait-repository';
     },
     { provide: ActivityRepository, useFactory: (database: HarnessDatabase) => new ActivityRepository(database), inject: [HarnessDatabase] },
     { provide: RunRepository, useFactory: (database: HarnessDatabase) => new RunRepository(database), inject: [HarnessDatabase] },
-    // The bound on each session's log (HARNESS_EVENT_LOG_MAX_PER_SESSION) is the log's default until
-    // HarnessConfig carries it.
     {
       provide: SessionEventLog,
-      useFactory: (database: HarnessDatabase) => new SessionEventLog(database, { logger: new Logger('SessionEventLog') }),
-      inject: [HarnessDatabase],
+      useFactory: (database: HarnessDatabase, config: HarnessConfig) =>
+        new SessionEventLog(database, { maxEventsPerSession: config.eventLogMaxPerSession, logger: new Logger('SessionEventLog') }),
+      inject: [HarnessDatabase, HARNESS_CONFIG],
     },
     { provide: SqliteTaskStore, useFactory: (database: HarnessDatabase) => new SqliteTaskStore(database), inject: [HarnessDatabase] },
     {
