@@ -1,31 +1,11 @@
 import * as fs from 'node:fs';
-import { probeNamespaceIsolationSync } from '../src/harness/tool/impl/shell-isolation';
 import { RestartableServer } from './support/restartable-server';
+import { liveProcessesWith, shellIsolationModes } from './support/shell-processes';
 import { waitUntil } from './support/server-process';
 
 const TOKEN = 'background-token';
 
-/** Host pids of live (not zombie) processes with `arg` among their arguments. */
-function liveProcessesWith(arg: string): number[] {
-  const pids: number[] = [];
-  for (const entry of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      if (!fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').includes(arg)) continue;
-      if (!/^State:\s+Z/m.test(fs.readFileSync(`/proc/${entry}/status`, 'utf8'))) pids.push(Number(entry));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return pids;
-}
-
-const namespaces = probeNamespaceIsolationSync();
-const requireNamespaces = process.env.HARNESS_TEST_REQUIRE_NAMESPACES === '1';
-const modes: Array<['namespace' | 'none', boolean]> = [
-  ['namespace', namespaces.ok || requireNamespaces],
-  ['none', true],
-];
+const modes = shellIsolationModes();
 
 /**
  * A background (`async:true`) shell command runs in a process group of its own, so nothing of the

@@ -1,42 +1,13 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { probeNamespaceIsolationSync } from '../src/harness/tool/impl/shell-isolation';
+import { isRunning, processesWith, shellIsolationModes } from './support/shell-processes';
 import { createSession, startRun, startTestHarness, waitUntil, type TestHarness } from './support/test-harness';
-
-/** Host pids of live (not zombie) processes with `arg` among their arguments. */
-function processesWith(arg: string): number[] {
-  const pids: number[] = [];
-  for (const entry of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      if (fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').includes(arg)) pids.push(Number(entry));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return pids;
-}
-
-/** Whether `pid` still runs: it answers signal 0 and is not a zombie waiting to be reaped. */
-function isRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return !/^State:\s+Z/m.test(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
-  } catch {
-    return false;
-  }
-}
 
 let unique = 0;
 /** A number no other process on the host has among its arguments: `sleep` takes it as seconds. */
 const sleepArg = () => `${700 + (process.pid % 1000)}.${Date.now() % 100000}${unique++}`;
 
-const namespaces = probeNamespaceIsolationSync();
-const requireNamespaces = process.env.HARNESS_TEST_REQUIRE_NAMESPACES === '1';
-const modes: Array<['namespace' | 'none', boolean]> = [
-  ['namespace', namespaces.ok || requireNamespaces],
-  ['none', true],
-];
+const modes = shellIsolationModes();
 
 describe.each(modes)('cancelling a run while its CLOUD shell command runs (HARNESS_SHELL_ISOLATION=%s)', (mode, runnable) => {
   let t: TestHarness;
