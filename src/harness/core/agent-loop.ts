@@ -471,11 +471,12 @@ interface TrackedCall {
   settled: { value: ToolResult } | null;
 }
 
-/** The result of a call the run stopped waiting for, `durationMs` after the round's calls started. */
+/** The result of a resumed round's call that may have been running when its process stopped. */
 function interruptedResult(callId: string): ToolResult {
   return { callId, status: 'error', content: INTERRUPTED_TOOL_RESULT, errorMessage: 'the server stopped before the call finished', durationMs: 0 };
 }
 
+/** The result of a call the run stopped waiting for, `durationMs` after the round's calls started. */
 function cancelledResult(callId: string, durationMs: number): ToolResult {
   return { callId, status: 'error', content: TOOL_CANCELLED_RESULT, errorMessage: 'the run was cancelled before the tool finished', durationMs };
 }
