@@ -22,7 +22,8 @@ import {
   toolFacts,
   type ToolFacts,
 } from './tool-capabilities';
-import { ToolCallContext } from './tool-call-context';
+import { openCallSignal, type CallSignal } from './call-signal';
+import { ToolCallContext, type ToolCallScope } from './tool-call-context';
 import { UnknownToolError } from './tool-errors';
 import type { ToolConcurrency, ToolInvocation, ToolInvocationDispatcher } from './tool-invocation';
 import { parseToolArguments } from './tool-arguments';
@@ -257,17 +258,29 @@ export class ToolDispatcher implements ToolInvocationDispatcher {
     if (invocation.signal === undefined && invocation.onProgress === undefined && this.callTimeoutMs === null) {
       return this.execute(invocation, path);
     }
-    const signal = this.callSignal(invocation.signal);
-    const scope = { callId: invocation.callId, signal, onProgress: invocation.onProgress };
+    const call = openCallSignal(invocation.signal, this.callTimeoutMs);
+    // The tool reads the call's signal through its scope; the signal is built only if it does.
+    const scope: ToolCallScope = {
+      callId: invocation.callId,
+      get signal() {
+        return call?.signal;
+      },
+      onProgress: invocation.onProgress,
+    };
     const started = this.now();
     // A call whose run was cancelled before it started runs nothing.
-    const execution = signal?.aborted ? null : ToolCallContext.runScope(scope, () => this.execute(invocation, path));
-    const stopped = execution === null ? signal?.reason : await untilAborted(execution, signal);
+    const execution = call?.aborted ? null : ToolCallContext.runScope(scope, () => this.execute(invocation, path));
+    let stopped: unknown;
+    try {
+      stopped = execution === null ? call?.reason : await untilAborted(execution, call);
+    } finally {
+      call?.close();
+    }
     if (execution !== null && stopped === null) return execution;
     // The tool is told (its signal fired) but not waited for: a tool that ignores its signal
     // must not hold the run.
     const message =
-      // AbortSignal.timeout's reason is a DOMException named TimeoutError.
+      // A deadline's reason is a DOMException named TimeoutError, as AbortSignal.timeout's is.
       (stopped as { name?: unknown } | undefined)?.name === 'TimeoutError'
         ? `the tool did not finish within ${this.callTimeoutMs} ms`
         : 'the run was cancelled before the tool finished';
@@ -308,13 +321,6 @@ export class ToolDispatcher implements ToolInvocationDispatcher {
       ? resultFromOutput(raw, storage, this.outputBudget ?? UNLIMITED_OUTPUT, durationMs)
       : normalizeToolResult(invocation.callId, toContent(raw), durationMs);
     return this.outputBudget ? budgetResult(result, storage, this.outputBudget) : result;
-  }
-
-  /** The call's signal: the run's, and the dispatcher's deadline for any call when one is set. */
-  private callSignal(runSignal: AbortSignal | undefined): AbortSignal | undefined {
-    if (this.callTimeoutMs === null) return runSignal;
-    const deadline = AbortSignal.timeout(this.callTimeoutMs);
-    return runSignal ? AbortSignal.any([runSignal, deadline]) : deadline;
   }
 
   /**
@@ -582,18 +588,14 @@ function isAsyncShell(argumentsJson: string): boolean {
 }
 
 /**
- * Resolves `null` when `execution` settles first, or the signal's reason when the signal fires
- * first (at once if it already has). The listener is removed either way.
+ * Resolves `null` when `execution` settles first, or the call's reason when it is stopped first
+ * (at once if it already was). The caller closes the call afterwards, which drops the listener.
  */
-function untilAborted(execution: Promise<unknown>, signal: AbortSignal | undefined): Promise<unknown> {
-  if (signal === undefined) return execution.then(() => null, () => null);
+function untilAborted(execution: Promise<unknown>, call: CallSignal | undefined): Promise<unknown> {
+  if (call === undefined) return execution.then(() => null, () => null);
   return new Promise((resolve) => {
-    const onAbort = (): void => resolve(signal.reason ?? new Error('aborted'));
-    signal.addEventListener('abort', onAbort, { once: true });
-    const settle = (): void => {
-      signal.removeEventListener('abort', onAbort);
-      resolve(null);
-    };
+    call.onAbort((reason) => resolve(reason ?? new Error('aborted')));
+    const settle = (): void => resolve(null);
     execution.then(settle, settle);
   });
 }
