@@ -259,14 +259,7 @@ export class ToolDispatcher implements ToolInvocationDispatcher {
       return this.execute(invocation, path);
     }
     const call = openCallSignal(invocation.signal, this.callTimeoutMs);
-    // The tool reads the call's signal through its scope; the signal is built only if it does.
-    const scope: ToolCallScope = {
-      callId: invocation.callId,
-      get signal() {
-        return call?.signal;
-      },
-      onProgress: invocation.onProgress,
-    };
+    const scope = new CallScope(invocation.callId, call, invocation.onProgress);
     const started = this.now();
     // A call whose run was cancelled before it started runs nothing.
     const execution = call?.aborted ? null : ToolCallContext.runScope(scope, () => this.execute(invocation, path));
@@ -585,6 +578,19 @@ function findSessionTool(sessionTools: Tool[] | null, toolName: string): Tool | 
 function isAsyncShell(argumentsJson: string): boolean {
   const parsed = parseToolArguments(argumentsJson);
   return parsed.ok && Object.prototype.hasOwnProperty.call(parsed.args, 'async') && parsed.args.async === true;
+}
+
+/** A call's `ToolCallContext` scope: the tool reads the call's signal here, which is built only if it does. */
+class CallScope implements ToolCallScope {
+  constructor(
+    readonly callId: string,
+    private readonly call: CallSignal | undefined,
+    readonly onProgress: ToolCallScope['onProgress'],
+  ) {}
+
+  get signal(): AbortSignal | undefined {
+    return this.call?.signal;
+  }
 }
 
 /**
