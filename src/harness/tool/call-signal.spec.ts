@@ -1,5 +1,5 @@
 import { getEventListeners } from 'node:events';
-import { openCallCount, openCallSignal } from './call-signal';
+import { CallDeadlines, openCallCount, openCallSignal } from './call-signal';
 
 describe('openCallSignal', () => {
   afterEach(() => jest.useRealTimers());
@@ -54,7 +54,7 @@ describe('openCallSignal', () => {
       const run = new AbortController();
       const reason = new Error('gone');
       run.abort(reason);
-      const call = openCallSignal(run.signal, 1_000)!;
+      const call = openCallSignal(run.signal, new CallDeadlines(1_000))!;
       expect(call.signal.reason).toBe(reason);
       expect(openCallCount(run.signal)).toBe(0);
       call.close();
@@ -78,12 +78,15 @@ describe('openCallSignal', () => {
       expect(getEventListeners(run.signal, 'abort')).toHaveLength(0);
     });
 
-    it('stops their deadlines', () => {
+    it('stops their deadlines: one timer for all the calls, none once they are closed', () => {
       jest.useFakeTimers();
       const run = new AbortController();
-      const calls = Array.from({ length: 10 }, () => openCallSignal(run.signal, 60_000)!);
-      expect(jest.getTimerCount()).toBe(10);
+      const deadlines = new CallDeadlines(60_000);
+      const calls = Array.from({ length: 3_200 }, () => openCallSignal(run.signal, deadlines)!);
+      expect(jest.getTimerCount()).toBe(1);
+      expect(deadlines.size).toBe(3_200);
       for (const call of calls) call.close();
+      expect(deadlines.size).toBe(0);
       expect(jest.getTimerCount()).toBe(0);
     });
   });
@@ -92,8 +95,8 @@ describe('openCallSignal', () => {
     it('aborts the call with a TimeoutError, and only that call', () => {
       jest.useFakeTimers();
       const run = new AbortController();
-      const slow = openCallSignal(run.signal, 50)!;
-      const other = openCallSignal(undefined, 500)!;
+      const slow = openCallSignal(run.signal, new CallDeadlines(50))!;
+      const other = openCallSignal(undefined, new CallDeadlines(500))!;
       jest.advanceTimersByTime(49);
       const seen = slow.signal;
       expect(seen.aborted).toBe(false);
@@ -107,6 +110,48 @@ describe('openCallSignal', () => {
       slow.close();
       other.close();
       expect(openCallCount(run.signal)).toBe(0);
+    });
+
+    it('stops each call of a shared timer at its own deadline, in the order they began', () => {
+      jest.useFakeTimers();
+      const deadlines = new CallDeadlines(100);
+      const first = openCallSignal(undefined, deadlines)!;
+      jest.advanceTimersByTime(30);
+      const second = openCallSignal(undefined, deadlines)!;
+      const finished = openCallSignal(undefined, deadlines)!;
+      jest.advanceTimersByTime(30);
+      const third = openCallSignal(undefined, deadlines)!;
+      finished.close();
+
+      jest.advanceTimersByTime(39);
+      expect([first.aborted, second.aborted, third.aborted]).toEqual([false, false, false]);
+      jest.advanceTimersByTime(1);
+      expect([first.aborted, second.aborted, third.aborted]).toEqual([true, false, false]);
+      jest.advanceTimersByTime(29);
+      expect(second.aborted).toBe(false);
+      jest.advanceTimersByTime(1);
+      expect([second.aborted, third.aborted]).toEqual([true, false]);
+      jest.advanceTimersByTime(30);
+      expect(third.aborted).toBe(true);
+      expect(finished.aborted).toBe(false);
+      expect(deadlines.size).toBe(0);
+      expect(jest.getTimerCount()).toBe(0);
+      for (const call of [first, second, third]) call.close();
+    });
+
+    it('keeps timing the calls that began after the first one finished', () => {
+      jest.useFakeTimers();
+      const deadlines = new CallDeadlines(100);
+      const early = openCallSignal(undefined, deadlines)!;
+      jest.advanceTimersByTime(60);
+      const late = openCallSignal(undefined, deadlines)!;
+      early.close();
+      jest.advanceTimersByTime(99);
+      expect(late.aborted).toBe(false);
+      jest.advanceTimersByTime(1);
+      expect(late.aborted).toBe(true);
+      late.close();
+      expect(jest.getTimerCount()).toBe(0);
     });
   });
 });

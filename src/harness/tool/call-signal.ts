@@ -6,32 +6,31 @@
  * tens of microseconds a call on Node 20, and so does creating any `AbortSignal` (a controller's
  * `signal` is built when first read); and a listener per call on the run's one signal makes a
  * round of n calls cost n² (adding a listener to an `EventTarget` walks its list). So the run's
- * signal carries one listener however many calls are in flight, the deadline is a plain timer,
- * and the call's own `AbortSignal` is only built when something asks for it (a tool that reads
- * `ToolCallContext.signal()`); it is then aborted exactly when the call is, with the same reason.
+ * signal carries one listener however many calls are in flight, the deadlines of a dispatcher's
+ * calls share one timer (`CallDeadlines`), and the call's own `AbortSignal` is only built when
+ * something asks for it (a tool that reads `ToolCallContext.signal()`); it is then aborted exactly
+ * when the call is, with the same reason.
  */
 export class CallSignal {
   private controller: AbortController | undefined;
   private stopped: { reason: unknown } | undefined;
   private listener: ((reason: unknown) => void) | undefined;
-  private timer: NodeJS.Timeout | undefined;
   private open = true;
+  /** When the call's deadline passes (`CallDeadlines`' clock); Infinity: it has none. */
+  readonly deadline: number;
 
   /** Use `openCallSignal`. */
   constructor(
     private readonly run: AbortSignal | undefined,
-    timeoutMs: number | null,
+    private readonly deadlines: CallDeadlines | null,
   ) {
     if (run?.aborted) {
       this.stopped = { reason: run.reason };
+      this.deadline = Infinity;
       return;
     }
     if (run !== undefined) register(run, this);
-    if (timeoutMs !== null) {
-      this.timer = setTimeout(() => this.abort(timeoutReason()), timeoutMs);
-      // Like `AbortSignal.timeout`: a pending deadline does not keep the process alive.
-      this.timer.unref();
-    }
+    this.deadline = deadlines === null ? Infinity : deadlines.add(this);
   }
 
   /** The signal the tool reads; built on first use. */
@@ -63,7 +62,7 @@ export class CallSignal {
     if (!this.open) return;
     this.open = false;
     this.listener = undefined;
-    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.deadlines?.remove(this);
     if (this.run !== undefined) unregister(this.run, this);
   }
 
@@ -71,7 +70,6 @@ export class CallSignal {
   abort(reason: unknown): void {
     if (this.stopped !== undefined || !this.open) return;
     this.stopped = { reason };
-    if (this.timer !== undefined) clearTimeout(this.timer);
     this.controller?.abort(reason);
     const listener = this.listener;
     this.listener = undefined;
@@ -80,12 +78,71 @@ export class CallSignal {
 }
 
 /**
- * The cancellation of one call of a run (`run`, when it can be cancelled) with a deadline of
- * `timeoutMs` (null: none); `undefined` when there is neither, and the call cannot be stopped.
+ * The deadlines of calls that all get the same time (a dispatcher's `callTimeoutMs`): they pass
+ * in the order the calls began, so one timer, set for the oldest, serves them all — a timer per
+ * call costs an allocation and an async resource each, which a round of thousands of calls
+ * feels. Like `AbortSignal.timeout`'s, the timer does not keep the process alive.
+ */
+export class CallDeadlines {
+  /** Calls with a pending deadline, oldest first (a `Set` keeps insertion order). */
+  private readonly pending = new Set<CallSignal>();
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    readonly timeoutMs: number,
+    /** Milliseconds from any origin (default `performance.now`). */
+    private readonly now: () => number = () => performance.now(),
+  ) {}
+
+  /** How many calls wait for their deadline. */
+  get size(): number {
+    return this.pending.size;
+  }
+
+  /** Starts the call's deadline; returns when it passes. */
+  add(call: CallSignal): number {
+    const deadline = this.now() + this.timeoutMs;
+    this.pending.add(call);
+    if (this.timer === undefined) this.arm(this.timeoutMs);
+    return deadline;
+  }
+
+  /** Forgets the call's deadline; the timer stops with the last one. */
+  remove(call: CallSignal): void {
+    if (!this.pending.delete(call) || this.pending.size > 0 || this.timer === undefined) return;
+    clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
+  private arm(ms: number): void {
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer = setTimeout(() => this.expire(), ms);
+    this.timer.unref();
+  }
+
+  /** Stops every call whose deadline has passed, then waits for the next one. */
+  private expire(): void {
+    this.timer = undefined;
+    const now = this.now();
+    for (const call of this.pending) {
+      if (call.deadline > now) {
+        // Timers fire on a millisecond clock: never early, at most a millisecond late.
+        this.arm(Math.max(1, Math.ceil(call.deadline - now)));
+        return;
+      }
+      this.pending.delete(call);
+      call.abort(timeoutReason());
+    }
+  }
+}
+
+/**
+ * The cancellation of one call of a run (`run`, when it can be cancelled) with a deadline from
+ * `deadlines` (null: none); `undefined` when there is neither, and the call cannot be stopped.
  * The caller must `close()` it once the call is over.
  */
-export function openCallSignal(run: AbortSignal | undefined, timeoutMs: number | null): CallSignal | undefined {
-  return run === undefined && timeoutMs === null ? undefined : new CallSignal(run, timeoutMs);
+export function openCallSignal(run: AbortSignal | undefined, deadlines: CallDeadlines | null): CallSignal | undefined {
+  return run === undefined && deadlines === null ? undefined : new CallSignal(run, deadlines);
 }
 
 /** How many open calls are registered on a run's signal (0 once they are all closed). */

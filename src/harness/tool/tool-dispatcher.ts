@@ -22,7 +22,7 @@ import {
   toolFacts,
   type ToolFacts,
 } from './tool-capabilities';
-import { openCallSignal, type CallSignal } from './call-signal';
+import { CallDeadlines, openCallSignal, type CallSignal } from './call-signal';
 import { ToolCallContext, type ToolCallScope } from './tool-call-context';
 import { UnknownToolError } from './tool-errors';
 import type { ToolConcurrency, ToolInvocation, ToolInvocationDispatcher } from './tool-invocation';
@@ -121,6 +121,8 @@ export class ToolDispatcher implements ToolInvocationDispatcher {
   private readonly waits: WaitStore | null;
   private readonly resumedAnswers: ResumedAnswers | null;
   private readonly callTimeoutMs: number | null;
+  /** The calls' deadlines, one timer for all of them; null without `callTimeoutMs`. */
+  private readonly deadlines: CallDeadlines | null;
   private readonly attachments: AttachmentStore | null;
   private readonly outputBudget: ToolOutputBudget | null;
   /** A clock for `durationMs`; injectable for tests. */
@@ -139,6 +141,7 @@ export class ToolDispatcher implements ToolInvocationDispatcher {
     this.waits = deps.waits ?? null;
     this.resumedAnswers = deps.resumedAnswers ?? null;
     this.callTimeoutMs = deps.callTimeoutMs ?? null;
+    this.deadlines = this.callTimeoutMs === null ? null : new CallDeadlines(this.callTimeoutMs);
     this.attachments = deps.attachments ?? null;
     this.outputBudget = deps.outputBudget ?? null;
     this.now = deps.now ?? (() => performance.now());
@@ -258,7 +261,7 @@ export class ToolDispatcher implements ToolInvocationDispatcher {
     if (invocation.signal === undefined && invocation.onProgress === undefined && this.callTimeoutMs === null) {
       return this.execute(invocation, path);
     }
-    const call = openCallSignal(invocation.signal, this.callTimeoutMs);
+    const call = openCallSignal(invocation.signal, this.deadlines);
     const scope = new CallScope(invocation.callId, call, invocation.onProgress);
     const started = this.now();
     // A call whose run was cancelled before it started runs nothing.
