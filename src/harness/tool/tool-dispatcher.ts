@@ -10,7 +10,7 @@ import type { ApprovalAnswer, ApprovalRequests } from './approval-requests';
 import { callTool, type Tool, type ToolReturn } from './tool';
 import type { AttachmentStore } from './attachment-store';
 import { errorOutput, isToolOutput } from './tool-output';
-import { budgetResult, resultFromOutput, type ResultStorage, type ToolOutputBudget } from './tool-output-result';
+import { budgetResult, resultFromOutput, withinBudget, type ResultStorage, type ToolOutputBudget } from './tool-output-result';
 import { saveFullOutput } from './full-output-file';
 import type { ToolDescriptor } from './tool-descriptor';
 import {
@@ -289,7 +289,8 @@ export class ToolDispatcher implements ToolInvocationDispatcher {
     const started = this.now();
     try {
       const raw = path === 'registry' ? await this.runRegistryTool(invocation) : await this.route(this.resolve(invocation));
-      return { result: await this.toResult(invocation, raw, elapsed(started, this.now())) };
+      const result = this.toResult(invocation, raw, elapsed(started, this.now()));
+      return { result: result instanceof Promise ? await result : result };
     } catch (error) {
       const message = errorMessage(error);
       return {
@@ -302,21 +303,24 @@ export class ToolDispatcher implements ToolInvocationDispatcher {
   /**
    * A tool's answer as a result: a `ToolOutput`'s parts and status are facts; a bare string
    * (legacy tools, desktop answers) goes through `normalizeToolResult`'s text rule. Either way the
-   * text the model reads is then held to the output budget, when one is set.
+   * text the model reads is then held to the output budget, when one is set. Synchronous unless
+   * the budget has to store the whole text.
    */
-  private async toResult(invocation: ToolInvocation, raw: unknown, durationMs: number): Promise<ToolResult> {
-    const storage: ResultStorage = {
+  private toResult(invocation: ToolInvocation, raw: unknown, durationMs: number): ToolResult | Promise<ToolResult> {
+    const output = isToolOutput(raw);
+    // Where parts and whole texts go: only a `ToolOutput`, or a result over its budget, needs it.
+    const storage = (): ResultStorage => ({
       store: this.attachments,
       sessionId: invocation.sessionId,
       executionId: invocation.executionId ?? null,
       toolCallId: invocation.callId,
       toolName: invocation.toolName,
       saveFullText: invocation.executionMode === 'LOCAL' || !invocation.workspace ? undefined : (text) => saveFullOutput(invocation.workspace!, invocation.callId, text),
-    };
-    const result = isToolOutput(raw)
-      ? resultFromOutput(raw, storage, this.outputBudget ?? UNLIMITED_OUTPUT, durationMs)
+    });
+    const result = output
+      ? resultFromOutput(raw, storage(), this.outputBudget ?? UNLIMITED_OUTPUT, durationMs)
       : normalizeToolResult(invocation.callId, toContent(raw), durationMs);
-    return this.outputBudget ? budgetResult(result, storage, this.outputBudget) : result;
+    return this.outputBudget && !withinBudget(result, this.outputBudget) ? budgetResult(result, storage(), this.outputBudget) : result;
   }
 
   /**
@@ -347,7 +351,8 @@ export class ToolDispatcher implements ToolInvocationDispatcher {
   private async runHere(call: ResolvedCall): Promise<ToolReturn> {
     const { invocation, tool } = call;
     if (!tool) throw new UnknownToolError(invocation.toolName);
-    const verdict = await this.policy.decide(this.question(call, true), invocation.argumentsJson, invocation.modelConfig);
+    const question = this.question(call, true);
+    const verdict = this.policy.settled(question) ?? (await this.policy.decide(question, invocation.argumentsJson, invocation.modelConfig));
     if (verdict.action === 'refuse') return errorOutput(verdict.reason);
     if (verdict.action === 'ask') {
       const refused = await this.askApproval(invocation, verdict.reason);
