@@ -243,7 +243,7 @@ async function main(): Promise<void> {
     '  list), the deadlines of a dispatcher\'s calls share one unref\'d timer (they pass in the order the calls began),',
     '  and the `AbortSignal` the tool reads is only built when it reads it (on Node 20, building any `AbortSignal`, let',
     '  alone `AbortSignal.any` with `AbortSignal.timeout`, costs microseconds). So the two Harness columns are close.',
-    '  What still grows with the calls of a round is garbage collection: at 3,200 calls, some 2.5 KB of state per',
+    '  What still grows with the calls of a round is garbage collection: at 3,200 calls, some 1.5 KB of state per',
     '  waiting call (its invocation, promises and closures) outgrows V8\'s young generation and is promoted.',
     '- **The whole server** pays, per tool call, five events (each numbered, stored in the session\'s event log and',
     '  sent), an activity row and a tool message; per commit of its group commit, one write to each WebSocket and',
