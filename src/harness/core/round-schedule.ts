@@ -7,24 +7,39 @@ import type { ToolConcurrency } from '../tool/tool-invocation';
  * the same round sees the edit, two writes never race, and reads side by side still overlap.
  */
 export class RoundSchedule {
-  /** Settles when every call added so far has settled; `null` before the first. */
-  private everyCall: Promise<void> | null = null;
-  /** Settles when the last exclusive call (and so every call before it) has settled. */
+  /** Settles when the last exclusive call (and so every call before it) has settled; `null` before the first. */
   private lastExclusive: Promise<void> | null = null;
+  /** The shared calls added since the last exclusive one: the next exclusive call waits for them. */
+  private sharedSince: Array<Promise<unknown>> = [];
 
   /**
    * Adds the next call of the round; `start` is called when its turn comes — at once when nothing
    * before it holds it back, so a round of shared calls starts them all in the same tick.
+   *
+   * What an exclusive call waits for is gathered only when one is added: a shared call costs one
+   * promise, not a link in a chain of every call so far (a round can hold thousands).
    */
   add<T>(concurrency: ToolConcurrency, start: () => Promise<T>): Promise<T> {
-    const gate = concurrency === 'shared' ? this.lastExclusive : this.everyCall;
+    if (concurrency === 'shared') {
+      const running = this.lastExclusive === null ? start() : this.lastExclusive.then(start);
+      this.sharedSince.push(running);
+      return running;
+    }
+    // The shared calls since the last exclusive one started after it settled, so once they have
+    // all settled, so has every call before this one.
+    const shared = this.sharedSince;
+    this.sharedSince = [];
+    const gate = shared.length > 0 ? Promise.all(shared.map(settledOf)) : this.lastExclusive;
     const running = gate === null ? start() : gate.then(start);
-    const settled = running.then(
-      () => undefined,
-      () => undefined,
-    );
-    this.everyCall = this.everyCall === null ? settled : Promise.all([this.everyCall, settled]).then(() => undefined);
-    if (concurrency === 'exclusive') this.lastExclusive = settled;
+    this.lastExclusive = settledOf(running);
     return running;
   }
+}
+
+/** Settles, without a value, when `promise` does, whichever way. */
+function settledOf(promise: Promise<unknown>): Promise<void> {
+  return promise.then(
+    () => undefined,
+    () => undefined,
+  );
 }

@@ -115,9 +115,18 @@ export type SettledApproval = Exclude<ApprovalVerdict, { action: 'assess' }>;
 export class ApprovalPolicy {
   constructor(private readonly assessor: DangerAssessor | null) {}
 
-  async decide(question: ApprovalQuestion, argumentsJson: string, modelConfig: LlmModelConfig | null): Promise<SettledApproval> {
+  /**
+   * The verdict when it needs no assessment (every case but a shell command at SMART), else
+   * `undefined`: then `decide` assesses. Lets the common case skip a wait.
+   */
+  settled(question: ApprovalQuestion): SettledApproval | undefined {
     const verdict = decideApproval(question);
-    if (verdict.action !== 'assess') return verdict;
+    return verdict.action === 'assess' ? undefined : verdict;
+  }
+
+  async decide(question: ApprovalQuestion, argumentsJson: string, modelConfig: LlmModelConfig | null): Promise<SettledApproval> {
+    const verdict = this.settled(question);
+    if (verdict !== undefined) return verdict;
     const command = readShellCommand(argumentsJson);
     if (command === null) return { action: 'ask', reason: 'The shell command could not be read' };
     if (!this.assessor) return { action: 'ask', reason: 'No assessor is configured for shell commands' };

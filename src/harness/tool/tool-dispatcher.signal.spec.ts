@@ -1,3 +1,5 @@
+import { getEventListeners } from 'node:events';
+import { openCallCount } from './call-signal';
 import { BaseTool } from './tool';
 import { ToolCallContext, type ToolCallProgress } from './tool-call-context';
 import { ToolDispatcher } from './tool-dispatcher';
@@ -27,6 +29,22 @@ class WaitingTool extends BaseTool {
     return new Promise((resolve) => {
       if (this.honoursSignal) this.seenSignal?.addEventListener('abort', () => resolve('stopped'), { once: true });
     });
+  }
+}
+
+/** A tool that answers at once. */
+class AnsweringTool extends BaseTool {
+  getName(): string {
+    return 'answer';
+  }
+  getDescription(): string {
+    return 'answers';
+  }
+  getInputSchema(): Record<string, unknown> {
+    return { type: 'object' };
+  }
+  override execute(): Promise<string> {
+    return Promise.resolve('ok');
   }
 }
 
@@ -103,5 +121,53 @@ describe('ToolDispatcher and the call signal', () => {
     await new Promise((resolve) => setImmediate(resolve));
     expect(tool.runs).toBe(1);
     expect(tool.seenSignal).toBeUndefined();
+  });
+
+  describe('when many calls of a run are in flight', () => {
+    it("cancels every one of them, through one listener on the run's signal", async () => {
+      const tools = new WaitingTool(true);
+      const dispatcher = new ToolDispatcher({ registry: new ToolRegistry([tools]), callTimeoutMs: 3_600_000 });
+      const controller = new AbortController();
+      const pending = Array.from({ length: 3_200 }, (_, i) => dispatcher.dispatchInvocation(invocation({ callId: `c${i}`, signal: controller.signal })));
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(tools.runs).toBe(3_200);
+      expect(getEventListeners(controller.signal, 'abort')).toHaveLength(1);
+
+      controller.abort(new Error('The run was cancelled'));
+      const results = await Promise.all(pending);
+
+      expect(results.every((result) => result.errorMessage === 'the run was cancelled before the tool finished')).toBe(true);
+      expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
+      expect(openCallCount(controller.signal)).toBe(0);
+    });
+
+    it("leaves nothing on the run's signal, and no deadline running, once they have finished", async () => {
+      jest.useFakeTimers({ doNotFake: ['setImmediate', 'nextTick', 'queueMicrotask'] });
+      try {
+        const dispatcher = new ToolDispatcher({ registry: new ToolRegistry([new AnsweringTool()]), callTimeoutMs: 3_600_000 });
+        const controller = new AbortController();
+        const results = await Promise.all(
+          Array.from({ length: 100 }, (_, i) => dispatcher.dispatchInvocation(invocation({ callId: `c${i}`, toolName: 'answer', signal: controller.signal }))),
+        );
+        expect(results.every((result) => result.status === 'success')).toBe(true);
+        expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
+        expect(openCallCount(controller.signal)).toBe(0);
+        expect(jest.getTimerCount()).toBe(0);
+      } finally {
+        jest.useRealTimers();
+      }
+    });
+
+    it('hands each call a signal of its own, which the deadline of one fires alone', async () => {
+      const tool = new WaitingTool(true);
+      const dispatcher = new ToolDispatcher({ registry: new ToolRegistry([tool]), callTimeoutMs: 20 });
+      const controller = new AbortController();
+      const result = await dispatcher.dispatchInvocation(invocation({ signal: controller.signal }));
+      expect(result.errorMessage).toBe('the tool did not finish within 20 ms');
+      expect(tool.seenSignal?.aborted).toBe(true);
+      expect((tool.seenSignal?.reason as DOMException).name).toBe('TimeoutError');
+      expect(controller.signal.aborted).toBe(false);
+      expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
+    });
   });
 });

@@ -10,7 +10,7 @@ import type { ApprovalAnswer, ApprovalRequests } from './approval-requests';
 import { callTool, type Tool, type ToolReturn } from './tool';
 import type { AttachmentStore } from './attachment-store';
 import { errorOutput, isToolOutput } from './tool-output';
-import { budgetResult, resultFromOutput, type ResultStorage, type ToolOutputBudget } from './tool-output-result';
+import { budgetResult, resultFromOutput, withinBudget, type ResultStorage, type ToolOutputBudget } from './tool-output-result';
 import { saveFullOutput } from './full-output-file';
 import type { ToolDescriptor } from './tool-descriptor';
 import {
@@ -22,7 +22,8 @@ import {
   toolFacts,
   type ToolFacts,
 } from './tool-capabilities';
-import { ToolCallContext } from './tool-call-context';
+import { CallDeadlines, openCallSignal, type CallSignal } from './call-signal';
+import { ToolCallContext, type ToolCallScope } from './tool-call-context';
 import { UnknownToolError } from './tool-errors';
 import type { ToolConcurrency, ToolInvocation, ToolInvocationDispatcher } from './tool-invocation';
 import { parseToolArguments } from './tool-arguments';
@@ -120,6 +121,8 @@ export class ToolDispatcher implements ToolInvocationDispatcher {
   private readonly waits: WaitStore | null;
   private readonly resumedAnswers: ResumedAnswers | null;
   private readonly callTimeoutMs: number | null;
+  /** The calls' deadlines, one timer for all of them; null without `callTimeoutMs`. */
+  private readonly deadlines: CallDeadlines | null;
   private readonly attachments: AttachmentStore | null;
   private readonly outputBudget: ToolOutputBudget | null;
   /** A clock for `durationMs`; injectable for tests. */
@@ -138,6 +141,7 @@ export class ToolDispatcher implements ToolInvocationDispatcher {
     this.waits = deps.waits ?? null;
     this.resumedAnswers = deps.resumedAnswers ?? null;
     this.callTimeoutMs = deps.callTimeoutMs ?? null;
+    this.deadlines = this.callTimeoutMs === null ? null : new CallDeadlines(this.callTimeoutMs);
     this.attachments = deps.attachments ?? null;
     this.outputBudget = deps.outputBudget ?? null;
     this.now = deps.now ?? (() => performance.now());
@@ -257,17 +261,22 @@ export class ToolDispatcher implements ToolInvocationDispatcher {
     if (invocation.signal === undefined && invocation.onProgress === undefined && this.callTimeoutMs === null) {
       return this.execute(invocation, path);
     }
-    const signal = this.callSignal(invocation.signal);
-    const scope = { callId: invocation.callId, signal, onProgress: invocation.onProgress };
+    const call = openCallSignal(invocation.signal, this.deadlines);
+    const scope = new CallScope(invocation.callId, call, invocation.onProgress);
     const started = this.now();
     // A call whose run was cancelled before it started runs nothing.
-    const execution = signal?.aborted ? null : ToolCallContext.runScope(scope, () => this.execute(invocation, path));
-    const stopped = execution === null ? signal?.reason : await untilAborted(execution, signal);
+    const execution = call?.aborted ? null : ToolCallContext.runScope(scope, () => this.execute(invocation, path));
+    let stopped: unknown;
+    try {
+      stopped = execution === null ? call?.reason : await untilAborted(execution, call);
+    } finally {
+      call?.close();
+    }
     if (execution !== null && stopped === null) return execution;
     // The tool is told (its signal fired) but not waited for: a tool that ignores its signal
     // must not hold the run.
     const message =
-      // AbortSignal.timeout's reason is a DOMException named TimeoutError.
+      // A deadline's reason is a DOMException named TimeoutError, as AbortSignal.timeout's is.
       (stopped as { name?: unknown } | undefined)?.name === 'TimeoutError'
         ? `the tool did not finish within ${this.callTimeoutMs} ms`
         : 'the run was cancelled before the tool finished';
@@ -280,7 +289,8 @@ export class ToolDispatcher implements ToolInvocationDispatcher {
     const started = this.now();
     try {
       const raw = path === 'registry' ? await this.runRegistryTool(invocation) : await this.route(this.resolve(invocation));
-      return { result: await this.toResult(invocation, raw, elapsed(started, this.now())) };
+      const result = this.toResult(invocation, raw, elapsed(started, this.now()));
+      return { result: result instanceof Promise ? await result : result };
     } catch (error) {
       const message = errorMessage(error);
       return {
@@ -293,28 +303,24 @@ export class ToolDispatcher implements ToolInvocationDispatcher {
   /**
    * A tool's answer as a result: a `ToolOutput`'s parts and status are facts; a bare string
    * (legacy tools, desktop answers) goes through `normalizeToolResult`'s text rule. Either way the
-   * text the model reads is then held to the output budget, when one is set.
+   * text the model reads is then held to the output budget, when one is set. Synchronous unless
+   * the budget has to store the whole text.
    */
-  private async toResult(invocation: ToolInvocation, raw: unknown, durationMs: number): Promise<ToolResult> {
-    const storage: ResultStorage = {
+  private toResult(invocation: ToolInvocation, raw: unknown, durationMs: number): ToolResult | Promise<ToolResult> {
+    const output = isToolOutput(raw);
+    // Where parts and whole texts go: only a `ToolOutput`, or a result over its budget, needs it.
+    const storage = (): ResultStorage => ({
       store: this.attachments,
       sessionId: invocation.sessionId,
       executionId: invocation.executionId ?? null,
       toolCallId: invocation.callId,
       toolName: invocation.toolName,
       saveFullText: invocation.executionMode === 'LOCAL' || !invocation.workspace ? undefined : (text) => saveFullOutput(invocation.workspace!, invocation.callId, text),
-    };
-    const result = isToolOutput(raw)
-      ? resultFromOutput(raw, storage, this.outputBudget ?? UNLIMITED_OUTPUT, durationMs)
+    });
+    const result = output
+      ? resultFromOutput(raw, storage(), this.outputBudget ?? UNLIMITED_OUTPUT, durationMs)
       : normalizeToolResult(invocation.callId, toContent(raw), durationMs);
-    return this.outputBudget ? budgetResult(result, storage, this.outputBudget) : result;
-  }
-
-  /** The call's signal: the run's, and the dispatcher's deadline for any call when one is set. */
-  private callSignal(runSignal: AbortSignal | undefined): AbortSignal | undefined {
-    if (this.callTimeoutMs === null) return runSignal;
-    const deadline = AbortSignal.timeout(this.callTimeoutMs);
-    return runSignal ? AbortSignal.any([runSignal, deadline]) : deadline;
+    return this.outputBudget && !withinBudget(result, this.outputBudget) ? budgetResult(result, storage(), this.outputBudget) : result;
   }
 
   /**
@@ -345,7 +351,8 @@ export class ToolDispatcher implements ToolInvocationDispatcher {
   private async runHere(call: ResolvedCall): Promise<ToolReturn> {
     const { invocation, tool } = call;
     if (!tool) throw new UnknownToolError(invocation.toolName);
-    const verdict = await this.policy.decide(this.question(call, true), invocation.argumentsJson, invocation.modelConfig);
+    const question = this.question(call, true);
+    const verdict = this.policy.settled(question) ?? (await this.policy.decide(question, invocation.argumentsJson, invocation.modelConfig));
     if (verdict.action === 'refuse') return errorOutput(verdict.reason);
     if (verdict.action === 'ask') {
       const refused = await this.askApproval(invocation, verdict.reason);
@@ -581,19 +588,28 @@ function isAsyncShell(argumentsJson: string): boolean {
   return parsed.ok && Object.prototype.hasOwnProperty.call(parsed.args, 'async') && parsed.args.async === true;
 }
 
+/** A call's `ToolCallContext` scope: the tool reads the call's signal here, which is built only if it does. */
+class CallScope implements ToolCallScope {
+  constructor(
+    readonly callId: string,
+    private readonly call: CallSignal | undefined,
+    readonly onProgress: ToolCallScope['onProgress'],
+  ) {}
+
+  get signal(): AbortSignal | undefined {
+    return this.call?.signal;
+  }
+}
+
 /**
- * Resolves `null` when `execution` settles first, or the signal's reason when the signal fires
- * first (at once if it already has). The listener is removed either way.
+ * Resolves `null` when `execution` settles first, or the call's reason when it is stopped first
+ * (at once if it already was). The caller closes the call afterwards, which drops the listener.
  */
-function untilAborted(execution: Promise<unknown>, signal: AbortSignal | undefined): Promise<unknown> {
-  if (signal === undefined) return execution.then(() => null, () => null);
+function untilAborted(execution: Promise<unknown>, call: CallSignal | undefined): Promise<unknown> {
+  if (call === undefined) return execution.then(() => null, () => null);
   return new Promise((resolve) => {
-    const onAbort = (): void => resolve(signal.reason ?? new Error('aborted'));
-    signal.addEventListener('abort', onAbort, { once: true });
-    const settle = (): void => {
-      signal.removeEventListener('abort', onAbort);
-      resolve(null);
-    };
+    call.onAbort((reason) => resolve(reason ?? new Error('aborted')));
+    const settle = (): void => resolve(null);
     execution.then(settle, settle);
   });
 }

@@ -108,15 +108,24 @@ export function resultFromOutput(output: ToolOutput, storage: ResultStorage, bud
   return result;
 }
 
+/** Whether the text the model reads of a result is within its budget (an error's is smaller). */
+export function withinBudget(result: ToolResult, budget: ToolOutputBudget): boolean {
+  return result.content.length <= limitOf(result, budget);
+}
+
+function limitOf(result: ToolResult, budget: ToolOutputBudget): number {
+  return result.status === 'error' ? budget.maxErrorChars : budget.maxChars;
+}
+
 /**
  * Keeps a result's text within its budget: the model gets the head and the tail, the total size,
  * and where the whole text is (an attachment, and a workspace file `read_file` can page through).
  * A result within the budget comes back unchanged.
  */
 export async function budgetResult(result: ToolResult, storage: ResultStorage, budget: ToolOutputBudget): Promise<ToolResult> {
-  const limit = result.status === 'error' ? budget.maxErrorChars : budget.maxChars;
+  if (withinBudget(result, budget)) return result;
+  const limit = limitOf(result, budget);
   const text = result.content;
-  if (text.length <= limit) return result;
 
   let attachment: ToolAttachment | undefined;
   if (storage.store !== null && storage.sessionId !== null) {
