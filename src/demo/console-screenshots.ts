@@ -1,9 +1,8 @@
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { chromium, type Page } from 'playwright-core';
-import { loadHarnessConfig } from '../config/harness-config';
-import { startHarness, type RunningHarness } from '../main';
+import type { RunningHarness } from '../main';
+import { startDemoServer } from './demo-server';
 import { CONSOLE_MARKERS, CONSOLE_MCP_SERVER_IDS, CONSOLE_TEXTS, consoleMcpConfig, consoleScenario } from './console-scenario';
 
 /**
@@ -19,21 +18,14 @@ const VIEWPORT = { width: 1280, height: 800 };
 const WAIT_MS = 20_000;
 
 async function main(): Promise<void> {
-  const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'harness-screenshots-'));
-  const mcpConfig = path.join(scratch, 'mcp.json');
-  fs.writeFileSync(mcpConfig, JSON.stringify(consoleMcpConfig(__dirname)));
-  const config = loadHarnessConfig({
-    HOST: '127.0.0.1',
-    PORT: '0',
-    HARNESS_DB: ':memory:',
-    HARNESS_WORKSPACE_ROOT: path.join(scratch, 'workspaces'),
-    HARNESS_TOKENS: `${TOKEN}=1`,
-    HARNESS_MCP_CONFIG: mcpConfig,
-    HARNESS_CLOUD_SHELL: 'on',
-    LLM_PROTOCOL: 'scripted',
-    LLM_SCRIPT: JSON.stringify(consoleScenario()),
+  const server = await startDemoServer({
+    token: TOKEN,
+    scenario: consoleScenario(),
+    name: 'harness-screenshots',
+    mcpConfig: consoleMcpConfig(__dirname),
+    consoleDir: path.join(REPO_ROOT, 'dist/console'),
   });
-  const harness = await startHarness(config, { logger: false, consoleDir: path.join(REPO_ROOT, 'dist/console') });
+  const { harness } = server;
   const browser = await chromium.launch({
     executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
     headless: true,
@@ -85,8 +77,7 @@ async function main(): Promise<void> {
     await shoot(page, 'console-sessions.png');
   } finally {
     await browser.close();
-    await harness.close();
-    fs.rmSync(scratch, { recursive: true, force: true });
+    await server.close();
   }
 }
 

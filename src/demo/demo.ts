@@ -1,9 +1,7 @@
-import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import WebSocket from 'ws';
-import { loadHarnessConfig } from '../config/harness-config';
-import { startHarness, type RunningHarness } from '../main';
+import type { RunningHarness } from '../main';
+import { startDemoServer } from './demo-server';
 import { DEMO_CLOUD, DEMO_CONTENT, DEMO_LOCAL, DEMO_RESTRICTED, demoScenario } from './demo-scenario';
 
 /**
@@ -32,29 +30,18 @@ interface ResultRow {
 }
 
 async function main(): Promise<number> {
-  const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'harness-demo-'));
-  const mcpConfig = path.join(scratch, 'mcp.json');
-  fs.writeFileSync(
-    mcpConfig,
-    JSON.stringify({
+  const server = await startDemoServer({
+    token: TOKEN,
+    scenario: demoScenario(),
+    name: 'harness-demo',
+    mcpConfig: {
       servers: [
         { id: 1, name: 'demo', type: 'stdio', command: process.execPath, args: [path.join(__dirname, 'mcp-demo-server.js')] },
         { id: 2, name: 'content', type: 'stdio', command: process.execPath, args: [path.join(__dirname, 'mcp-content-server.js')] },
       ],
-    }),
-  );
-  const config = loadHarnessConfig({
-    HOST: '127.0.0.1',
-    PORT: '0',
-    HARNESS_DB: ':memory:',
-    HARNESS_WORKSPACE_ROOT: path.join(scratch, 'workspaces'),
-    HARNESS_TOKENS: `${TOKEN}=1`,
-    HARNESS_MCP_CONFIG: mcpConfig,
-    HARNESS_CLOUD_SHELL: 'on',
-    LLM_PROTOCOL: 'scripted',
-    LLM_SCRIPT: JSON.stringify(demoScenario()),
+    },
   });
-  const harness = await startHarness(config, { logger: false });
+  const { harness } = server;
   console.log(`harness listening on ${harness.url}`);
   const client = await connect(harness);
   try {
@@ -96,8 +83,7 @@ async function main(): Promise<number> {
     return 0;
   } finally {
     client.close();
-    await harness.close();
-    fs.rmSync(scratch, { recursive: true, force: true });
+    await server.close();
   }
 }
 
