@@ -105,6 +105,13 @@ interface PendingRequest {
   reject(error: Error): void;
 }
 
+/** Answers a request that was waiting (none: nothing to do): its lines, or `error`. */
+function settlePending(pending: PendingRequest | null, error: Error | null, lines: number[]): void {
+  if (!pending) return;
+  if (error) pending.reject(error);
+  else pending.resolve(lines);
+}
+
 /**
  * One thread of the pool: it answers one request at a time, for any pattern. Once it failed (its
  * heap limit, a crash) or exited, every request rejects with that failure, and it is never pooled
@@ -169,9 +176,7 @@ class MatchingThread {
   private settle(error: Error | null, lines: number[] = []): void {
     const pending = this.pending;
     this.pending = null;
-    if (!pending) return;
-    if (error) pending.reject(error);
-    else pending.resolve(lines);
+    settlePending(pending, error, lines);
   }
 }
 
@@ -413,9 +418,7 @@ export class GrepLineMatcher {
   private settle(error: Error | null, lines: number[] = []): void {
     const pending = this.pending;
     this.pending = null;
-    if (!pending) return;
-    if (error) pending.reject(error);
-    else pending.resolve(lines);
+    settlePending(pending, error, lines);
   }
 }
 
