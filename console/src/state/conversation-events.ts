@@ -1,6 +1,7 @@
 import type { Attachment, StoredMessage, WsEvent } from '../api/wire';
 import {
   CANCELLED_RESULT_PREFIX,
+  newToolCall,
   type ApprovalOutcome,
   type Conversation,
   type Question,
@@ -136,20 +137,8 @@ function appendText(run: RunView, kind: 'text' | 'thinking', key: string, delta:
 }
 
 function addCall(run: RunView, key: string, callId: string, toolName: string, args: string, at: number): RunView {
-  const call: ToolCallView = {
-    callId,
-    toolName,
-    arguments: args,
-    status: 'running',
-    startedAt: at,
-    endedAt: null,
-    progress: null,
-    result: null,
-    summary: null,
-    attachments: [],
-    approval: null,
-    desktop: null,
-  };
+  const call = newToolCall(callId, toolName, args, 'running', at);
+
   return { ...run, items: [...run.items, { kind: 'tool', key, call }] };
 }
 

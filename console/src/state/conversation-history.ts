@@ -1,5 +1,5 @@
 import type { Activity, StoredMessage } from '../api/wire';
-import { CANCELLED_RESULT_PREFIX, type Conversation, type RunItem, type RunView, type ToolCallView } from './conversation';
+import { CANCELLED_RESULT_PREFIX, newToolCall, type Conversation, type RunItem, type RunView, type ToolCallView } from './conversation';
 
 /**
  * Runs the event log does not hold — older than its retention, or from before the server kept
@@ -50,20 +50,8 @@ function rebuild(run: RunView, messages: StoredMessage[], recorded: ReadonlyMap<
 }
 
 function storedCall(call: NonNullable<StoredMessage['toolCalls']>[number], createdAt: string): ToolCallView {
-  return {
-    callId: call.id,
-    toolName: call.function?.name ?? 'unknown',
-    arguments: call.function?.arguments ?? '',
-    status: 'success',
-    startedAt: Date.parse(createdAt) || 0,
-    endedAt: null,
-    progress: null,
-    result: null,
-    summary: null,
-    attachments: [],
-    approval: null,
-    desktop: null,
-  };
+  return newToolCall(call.id, call.function?.name ?? 'unknown', call.function?.arguments ?? '', 'success', Date.parse(createdAt) || 0);
+
 }
 
 function findLastIndex<T>(items: T[], matches: (item: T) => boolean): number {

@@ -64,6 +64,11 @@ export interface ToolCallView {
   desktop: DesktopRequestView | null;
 }
 
+/** A call as it first appears: its name and arguments, nothing else known yet. */
+export function newToolCall(callId: string, toolName: string, args: string, status: ToolCallStatus, startedAt: number): ToolCallView {
+  return { callId, toolName, arguments: args, status, startedAt, endedAt: null, progress: null, result: null, summary: null, attachments: [], approval: null, desktop: null };
+}
+
 export type ApprovalOutcome = 'pending' | 'approved' | 'denied' | 'expired' | 'withdrawn' | 'undelivered';
 
 export interface ApprovalView {
