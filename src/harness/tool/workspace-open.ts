@@ -50,6 +50,14 @@ function componentsOf(relativePath: string): string[] {
   return parts;
 }
 
+/** `name` if it names one entry of a directory (never `.` or `..`); else throws `EINVAL`. */
+function entryName(name: string): string {
+  if (name === '' || name === '.' || name === '..' || name.includes('/') || name.includes('\0')) {
+    throw Object.assign(new Error(`not an entry name: '${name}'`), { code: 'EINVAL' });
+  }
+  return name;
+}
+
 /**
  * Opens the directory `relativeDir` of the workspace `root` (a real path), component by
  * component, never following a link; with `create`, missing directories are made on the way
@@ -63,9 +71,15 @@ export async function openDirectoryBeneath(root: string, relativeDir: string, cr
     if (create) await fs.mkdir(target, { recursive: true });
     return fs.open(target, fsConstants.O_RDONLY | fsConstants.O_DIRECTORY | fsConstants.O_NOFOLLOW);
   }
-  let dir = await fs.open(root, O_PATH | fsConstants.O_DIRECTORY);
+  // The root is trusted as it is named (it is the workspace's real path); its first component is
+  // opened from that path, as it would be from a descriptor of the root: `O_NOFOLLOW` guards the
+  // last component of a path only, which here is the one that needs it. One open and one close
+  // fewer per call than pinning the root first.
+  const [first, ...rest] = parts;
+  if (first === undefined) return fs.open(root, O_PATH | fsConstants.O_DIRECTORY);
+  let dir = await openDirectoryEntry(path.join(root, first), create);
   try {
-    for (const part of parts) {
+    for (const part of rest) {
       const next = await openDirectoryEntry(`${PROC_FD}/${dir.fd}/${part}`, create);
       await dir.close();
       dir = next;
@@ -78,20 +92,29 @@ export async function openDirectoryBeneath(root: string, relativeDir: string, cr
 }
 
 /**
- * Opens the directory at `entry` (`/proc/self/fd/<parent>/<name>`) as an `O_PATH` descriptor
- * without following a link, making it first with `create`. A link refused by
- * `O_DIRECTORY|O_NOFOLLOW` reads as "not a directory"; it is reported as `ELOOP`, what it is.
+ * Opens the directory at `entry` (`/proc/self/fd/<parent>/<name>`, or the root's path and its
+ * first component) as an `O_PATH` descriptor without following a link; with `create`, a missing
+ * one is made, then opened. A link refused by `O_DIRECTORY|O_NOFOLLOW` reads as "not a
+ * directory"; it is reported as `ELOOP`, what it is.
  */
 async function openDirectoryEntry(entry: string, create: boolean): Promise<FileHandle> {
-  if (create) {
-    await fs.mkdir(entry).catch((error: NodeJS.ErrnoException) => {
-      if (error.code !== 'EEXIST') throw error;
+  const open = () =>
+    fs.open(entry, O_PATH | fsConstants.O_DIRECTORY | fsConstants.O_NOFOLLOW).catch(async (error: NodeJS.ErrnoException) => {
+      if (error.code === 'ENOTDIR' && (await fs.lstat(entry).catch(() => null))?.isSymbolicLink()) error.code = 'ELOOP';
+      throw error;
     });
+  if (!create) return open();
+  // Most directories on the way exist: opening first spares them a `mkdir` that fails.
+  try {
+    return await open();
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
   }
-  return fs.open(entry, O_PATH | fsConstants.O_DIRECTORY | fsConstants.O_NOFOLLOW).catch(async (error: NodeJS.ErrnoException) => {
-    if (error.code === 'ENOTDIR' && (await fs.lstat(entry).catch(() => null))?.isSymbolicLink()) error.code = 'ELOOP';
-    throw error;
+  await fs.mkdir(entry).catch((error: NodeJS.ErrnoException) => {
+    // Made meanwhile by somebody else: opened below all the same.
+    if (error.code !== 'EEXIST') throw error;
   });
+  return open();
 }
 
 /**
@@ -108,6 +131,9 @@ export async function openFileBeneath(
   const parts = componentsOf(relativePath);
   const name = parts.pop();
   if (name === undefined) throw Object.assign(new Error('the workspace itself is not a file'), { code: 'EISDIR' });
+  // A file at the top of the workspace is opened from the root's path, as its first directory is
+  // (see `openDirectoryBeneath`).
+  if (parts.length === 0 && canOpenBeneath()) return fs.open(path.join(root, entryName(name)), flags | fsConstants.O_NOFOLLOW, 0o666);
   const dir = await PinnedDirectory.open(root, parts.join('/'), options.createDirectories ?? false);
   try {
     return await dir.openFile(name, flags);
@@ -167,9 +193,7 @@ export class PinnedDirectory {
 
   /** The path that opens its entry `name`: one component, never `.` or `..`. */
   private entry(name: string): string {
-    if (name === '' || name === '.' || name === '..' || name.includes('/') || name.includes('\0')) {
-      throw Object.assign(new Error(`not an entry name: '${name}'`), { code: 'EINVAL' });
-    }
+    entryName(name);
     return canOpenBeneath() ? `${this.descriptorPath()}/${name}` : path.join(this.pathWithoutProc, name);
   }
 

@@ -91,36 +91,32 @@ export class EditFileTool extends WorkspaceTool {
     if (!resolved.ok) return errorResult(resolved.error);
     const shown = resolved.relativePath;
 
-    const source = await openRegularFile(resolved, shown, 'read');
-    if (!source.ok) return errorResult(source.error);
+    // One open for reading and writing: the file changed is the file read.
+    const file = await openRegularFile(resolved, shown, 'edit');
+    if (!file.ok) return errorResult(file.error);
     let content: string;
+    let at: number;
     try {
-      const bytes = await readAtMost(source.handle, this.maxFileBytes);
+      const bytes = await readAtMost(file.handle, this.maxFileBytes);
       if (bytes === null) {
         return errorResult(`'${shown}' is larger than ${this.maxFileBytes} bytes; edit_file works on smaller files (use shell for this one)`);
       }
       content = bytes.toString('utf8');
+      const count = countOccurrences(content, oldString.value);
+      if (count === 0) return errorResult(`old_string was not found in '${shown}'`);
+      if (count > 1) {
+        return errorResult(`old_string occurs ${count} times in '${shown}'; include more surrounding text so it matches exactly once`);
+      }
+      at = content.indexOf(oldString.value);
+      const updated = content.slice(0, at) + newString.value + content.slice(at + oldString.value.length);
+      // `readAtMost` reads at given positions, so the file's offset is still 0: `writeFile` writes
+      // from the start.
+      await file.handle.truncate(0);
+      await file.handle.writeFile(updated, 'utf8');
     } catch (error) {
       return errorResult(describeFsError(error, shown));
     } finally {
-      await source.handle.close();
-    }
-    const count = countOccurrences(content, oldString.value);
-    if (count === 0) return errorResult(`old_string was not found in '${shown}'`);
-    if (count > 1) {
-      return errorResult(`old_string occurs ${count} times in '${shown}'; include more surrounding text so it matches exactly once`);
-    }
-
-    const at = content.indexOf(oldString.value);
-    const updated = content.slice(0, at) + newString.value + content.slice(at + oldString.value.length);
-    const target = await openRegularFile(resolved, shown, 'overwrite');
-    if (!target.ok) return errorResult(target.error);
-    try {
-      await target.handle.writeFile(updated, 'utf8');
-    } catch (error) {
-      return errorResult(describeFsError(error, shown));
-    } finally {
-      await target.handle.close();
+      await file.handle.close();
     }
     const change = countLineChanges(content, at, oldString.value, newString.value);
     const fileChange: FileChange = { path: shown, ...change };

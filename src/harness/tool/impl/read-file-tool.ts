@@ -1,11 +1,10 @@
-import * as fs from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
 import type { ToolCapabilities } from '../tool';
 
 import { optionalInteger, requireString } from '../tool-arguments';
 import { resolveInWorkspace } from '../workspace-path';
 import type { ToolOutput } from '../tool-output';
 import { looksBinary } from './binary-content';
-import { describeFsError } from './fs-error-message';
 import { errorResult, textResult } from './json-result';
 import { openRegularFile } from './regular-file';
 import { WorkspaceTool } from './workspace-tool';
@@ -82,12 +81,7 @@ export class ReadFileTool extends WorkspaceTool {
     if (!resolved.ok) return errorResult(resolved.error);
     const shown = resolved.relativePath;
 
-    try {
-      if ((await fs.stat(resolved.path)).isDirectory()) return errorResult(`'${shown}' is a directory; use glob to list its files`);
-    } catch (error) {
-      return errorResult(describeFsError(error, shown));
-    }
-    const opened = await openRegularFile(resolved, shown, 'read');
+    const opened = await openRegularFile(resolved, shown, 'read', { directoryError: `'${shown}' is a directory; use glob to list its files` });
     if (!opened.ok) return errorResult(opened.error);
     const handle = opened.handle;
     try {
@@ -97,7 +91,7 @@ export class ReadFileTool extends WorkspaceTool {
     }
   }
 
-  private async readRange(handle: fs.FileHandle, shown: string, first: number, limit: number | undefined): Promise<ToolOutput> {
+  private async readRange(handle: FileHandle, shown: string, first: number, limit: number | undefined): Promise<ToolOutput> {
     const last = limit === undefined ? Infinity : first + limit - 1;
     const chunk = Buffer.alloc(CHUNK_BYTES);
     const pieces: Buffer[] = [];

@@ -4,12 +4,17 @@ import type { FileHandle } from 'node:fs/promises';
 import { openFileBeneath } from '../workspace-open';
 import { describeFsError } from './fs-error-message';
 
-/** How `openRegularFile` opens: to read, to replace an existing file's content, or to create or replace one. */
-export type RegularFileAccess = 'read' | 'overwrite' | 'create';
+/**
+ * How `openRegularFile` opens: to read; to read and then replace the content (`edit`, which
+ * leaves the content as it is at open); to replace an existing file's content; or to create or
+ * replace one.
+ */
+export type RegularFileAccess = 'read' | 'edit' | 'overwrite' | 'create';
 
 /** Without `O_TRUNC`: a file is emptied only once it is known to be the regular file it should be. */
 const OPEN_FLAGS: Record<RegularFileAccess, number> = {
   read: fsConstants.O_RDONLY,
+  edit: fsConstants.O_RDWR,
   overwrite: fsConstants.O_WRONLY,
   create: fsConstants.O_WRONLY | fsConstants.O_CREAT,
 };
@@ -32,13 +37,16 @@ export interface ResolvedWorkspaceFile {
  *   its other end, so the file is opened with `O_NONBLOCK` (which changes nothing for a regular
  *   file) and then checked on the open handle itself. A FIFO without a reader refuses a
  *   non-blocking write open (`ENXIO`); that is answered as not a regular file too.
- * - Writing opens without `O_TRUNC` and empties the file after that check.
+ * - Writing opens without `O_TRUNC` and empties the file after that check (`edit` leaves the
+ *   emptying to its caller, once it has read the file).
  * - `create` makes missing parent directories, inside the pinned parents.
+ * - `directoryError` is the answer when the path is a directory (default: that it is one).
  */
 export async function openRegularFile(
   file: ResolvedWorkspaceFile,
   shown: string,
   access: RegularFileAccess,
+  options: { directoryError?: string } = {},
 ): Promise<{ ok: true; handle: FileHandle; size: number } | { ok: false; error: string }> {
   let handle: FileHandle;
   try {
@@ -47,6 +55,7 @@ export async function openRegularFile(
     });
   } catch (error) {
     const code = (error as NodeJS.ErrnoException | null)?.code;
+    if (code === 'EISDIR' && options.directoryError !== undefined) return { ok: false, error: options.directoryError };
     if (code === 'ENXIO') return { ok: false, error: `'${shown}' is not a regular file` };
     if (code === 'ELOOP') return { ok: false, error: `'${shown}' changed while it was being opened (a link appeared on its path)` };
     return { ok: false, error: describeFsError(error, shown) };
@@ -55,10 +64,11 @@ export async function openRegularFile(
     const stat = await handle.stat();
     if (!stat.isFile()) {
       await handle.close();
-      return { ok: false, error: stat.isDirectory() ? `'${shown}' is a directory` : `'${shown}' is not a regular file` };
+      return { ok: false, error: stat.isDirectory() ? (options.directoryError ?? `'${shown}' is a directory`) : `'${shown}' is not a regular file` };
     }
-    if (access !== 'read') await handle.truncate(0);
-    return { ok: true, handle, size: access === 'read' ? stat.size : 0 };
+    const keeps = access === 'read' || access === 'edit';
+    if (!keeps) await handle.truncate(0);
+    return { ok: true, handle, size: keeps ? stat.size : 0 };
   } catch (error) {
     await handle.close().catch(() => undefined);
     return { ok: false, error: describeFsError(error, shown) };
