@@ -154,7 +154,8 @@ describe('a run waiting for a person, across a restart', () => {
         });
         expect(readDb((db) => db.prepare('SELECT request_id, kind FROM pending_waits').all())).toEqual([{ request_id: request.data.requestId, kind: wait.kind }]);
         // Nothing of the stop itself reached the log: no withdrawal, no end of the run.
-        const logged = readDb((db) => db.prepare('SELECT type FROM session_events WHERE session_id = ?').all(sessionId)) as Array<{ type: string }>;
+        const batches = readDb((db) => db.prepare('SELECT events FROM session_event_batches WHERE session_id = ?').pluck().all(sessionId)) as string[];
+        const logged = batches.flatMap((events) => events.split('\n')).map((json) => JSON.parse(json) as { type: string });
         expect(logged.map((event) => event.type)).not.toEqual(expect.arrayContaining(['error']));
         expect(logged.map((event) => event.type).filter((type) => /cancelled|resolved|message_end/.test(type))).toEqual([]);
 

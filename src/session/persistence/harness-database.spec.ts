@@ -3,8 +3,9 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { HarnessDatabase, SCHEMA_VERSION } from './harness-database';
 import { SchemaVersionError } from './persistence-errors';
+import { SessionEventLog } from './session-event-log';
 
-const TABLES = ['activities', 'attachments', 'messages', 'pending_waits', 'runs', 'session_events', 'sessions', 'staged_tool_results', 'tasks'];
+const TABLES = ['activities', 'attachments', 'messages', 'pending_waits', 'runs', 'session_event_batches', 'sessions', 'staged_tool_results', 'tasks'];
 
 describe('HarnessDatabase', () => {
   let dir: string;
@@ -87,7 +88,7 @@ describe('HarnessDatabase', () => {
       v3.connection.prepare("INSERT INTO messages (session_id, role, content, created_at) VALUES (?, 'tool', 'kept', 'now')").run(sessionId);
       // Turn the file back into what schema version 3 wrote.
       v3.connection.exec(
-        'ALTER TABLE messages DROP COLUMN attachments; ALTER TABLE staged_tool_results DROP COLUMN attachments; DROP TABLE attachments; DROP TABLE session_events',
+        'ALTER TABLE messages DROP COLUMN attachments; ALTER TABLE staged_tool_results DROP COLUMN attachments; DROP TABLE attachments; DROP TABLE session_event_batches',
       );
       v3.connection.pragma('user_version = 3');
       v3.close();
@@ -116,15 +117,39 @@ describe('HarnessDatabase', () => {
       const v4 = open(file);
       const sessionId = insertSession(v4);
       // Turn the file back into what schema version 4 wrote.
-      v4.connection.exec('DROP TABLE session_events');
+      v4.connection.exec('DROP TABLE session_event_batches');
       v4.connection.pragma('user_version = 4');
       v4.close();
 
       const upgraded = open(file);
       expect(upgraded.schemaVersion).toBe(SCHEMA_VERSION);
       expect(tableNames(upgraded)).toEqual(TABLES);
-      expect(columnNames(upgraded, 'session_events')).toEqual(['session_id', 'seq', 'type', 'payload', 'created_at']);
+      expect(columnNames(upgraded, 'session_event_batches')).toEqual(['session_id', 'first_seq', 'last_seq', 'events', 'created_at']);
       expect(upgraded.connection.prepare('SELECT id FROM sessions').pluck().all()).toEqual([sessionId]);
+    });
+
+    it('upgrades a version 6 file: its logged events become batches of one, read back as they were', () => {
+      const file = path.join(dir, 'v6.db');
+      const v6 = open(file);
+      const sessionId = insertSession(v6);
+      // Turn the file back into what schema version 6 wrote: one row an event.
+      v6.connection.exec(`DROP TABLE session_event_batches;
+        CREATE TABLE session_events (session_id INTEGER NOT NULL REFERENCES sessions(id) ON DELETE CASCADE, seq INTEGER NOT NULL,
+          type TEXT NOT NULL, payload TEXT NOT NULL, created_at TEXT NOT NULL, PRIMARY KEY (session_id, seq));`);
+      const payload = (seq: number) => JSON.stringify({ type: 'content_delta', sessionId, data: { delta: `d${seq}` }, timestamp: 1, seq });
+      for (const seq of [1, 2, 4]) {
+        v6.connection.prepare("INSERT INTO session_events (session_id, seq, type, payload, created_at) VALUES (?, ?, 'content_delta', ?, 'then')").run(sessionId, seq, payload(seq));
+      }
+      v6.connection.pragma('user_version = 6');
+      v6.close();
+
+      const upgraded = open(file);
+      expect(upgraded.schemaVersion).toBe(SCHEMA_VERSION);
+      expect(tableNames(upgraded)).toEqual(TABLES);
+      const log = new SessionEventLog(upgraded);
+      expect(log.read(sessionId, 0, 10)).toEqual([1, 2, 4].map((seq) => ({ seq, json: payload(seq) })));
+      expect(log.lastSeq(sessionId)).toBe(4);
+      expect(log.append({ type: 'content_delta', sessionId, data: {}, timestamp: 1 }).seq).toBe(5);
     });
 
     it('refuses a file written by a newer schema', () => {
@@ -169,10 +194,10 @@ describe('HarnessDatabase', () => {
           `INSERT INTO attachments (id, session_id, tool_call_id, media_type, bytes, data, created_at)
            VALUES (?, ?, 'c1', 'image/png', 1, x'00', 'now')`,
         ).run(`att_${sessionId}`, sessionId);
-        db.prepare("INSERT INTO session_events (session_id, seq, type, payload, created_at) VALUES (?, 1, 'content_delta', '{}', 'now')").run(sessionId);
+        db.prepare("INSERT INTO session_event_batches (session_id, first_seq, last_seq, events, created_at) VALUES (?, 1, 1, '{}', 'now')").run(sessionId);
       }
       db.prepare('DELETE FROM sessions WHERE id = ?').run(drop);
-      for (const table of ['messages', 'activities', 'tasks', 'attachments', 'session_events']) {
+      for (const table of ['messages', 'activities', 'tasks', 'attachments', 'session_event_batches']) {
         expect(db.prepare(`SELECT session_id FROM ${table}`).pluck().all()).toEqual([keep]);
       }
     });

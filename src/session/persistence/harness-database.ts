@@ -6,7 +6,7 @@ import { SchemaVersionError } from './persistence-errors';
 import { WalCheckpointer } from './wal-checkpointer';
 
 /** The schema this build writes; stored in `PRAGMA user_version`. Later migrations step it up. */
-export const SCHEMA_VERSION = 6;
+export const SCHEMA_VERSION = 7;
 
 const SCHEMA_V1 = `
 CREATE TABLE IF NOT EXISTS sessions (
@@ -151,6 +151,24 @@ CREATE INDEX IF NOT EXISTS idx_sessions_user ON sessions(user_id, id);`,
 );
 CREATE INDEX IF NOT EXISTS idx_pending_waits_session ON pending_waits(session_id, created_at);
 CREATE INDEX IF NOT EXISTS idx_pending_waits_execution ON pending_waits(execution_id);`,
+  },
+  // The event log by batches: each row holds the events of one session that one group commit
+  // stored — seq `first_seq` to `last_seq`, without a gap — as their JSON, one event a line
+  // (JSON text never holds a raw newline). A round of a hundred tool calls is some five hundred
+  // events: one row a commit instead of one an event costs a fifth of the time (SessionEventLog).
+  {
+    version: 7,
+    sql: `CREATE TABLE IF NOT EXISTS session_event_batches (
+  session_id INTEGER NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+  first_seq  INTEGER NOT NULL,
+  last_seq   INTEGER NOT NULL,
+  events     TEXT    NOT NULL,
+  created_at TEXT    NOT NULL,
+  PRIMARY KEY (session_id, first_seq)
+);
+INSERT INTO session_event_batches (session_id, first_seq, last_seq, events, created_at)
+  SELECT session_id, seq, seq, payload, created_at FROM session_events;
+DROP TABLE session_events;`,
   },
 ];
 

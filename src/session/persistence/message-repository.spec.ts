@@ -285,7 +285,7 @@ describe('MessageRepository and failed tool calls', () => {
     new MessageRepository(v1).append(session.id, 'e1', { role: 'user', content: 'before the upgrade' });
     // Turn the file back into what schema version 1 wrote.
     v1.connection.exec('ALTER TABLE messages DROP COLUMN is_error; ALTER TABLE messages DROP COLUMN attachments');
-    v1.connection.exec('DROP TABLE staged_tool_results; DROP TABLE runs; DROP TABLE attachments; DROP TABLE session_events');
+    v1.connection.exec('DROP TABLE staged_tool_results; DROP TABLE runs; DROP TABLE attachments; DROP TABLE session_event_batches');
     v1.connection.pragma('user_version = 1');
     v1.close();
 

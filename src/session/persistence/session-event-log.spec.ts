@@ -32,8 +32,24 @@ describe('SessionEventLog', () => {
     return new SessionEventLog(db, { logger: { warn: (message) => warnings.push(message) }, schedule: (write) => scheduled.push(write), ...options });
   }
 
+  /** The stored events of a session, as rows hold them: each row's events one JSON a line. */
+  function storedEvents(id: number): Array<{ seq: number; json: string; createdAt: string }> {
+    const rows = database.connection
+      .prepare<[number], { first_seq: number; last_seq: number; events: string; created_at: string }>('SELECT * FROM session_event_batches WHERE session_id = ? ORDER BY first_seq')
+      .all(id);
+    return rows.flatMap((row) => {
+      const lines = row.events.split('\n');
+      expect(lines).toHaveLength(row.last_seq - row.first_seq + 1);
+      return lines.map((json, index) => ({ seq: row.first_seq + index, json, createdAt: row.created_at }));
+    });
+  }
+
   function storedSeqs(id: number): number[] {
-    return database.connection.prepare<[number], number>('SELECT seq FROM session_events WHERE session_id = ? ORDER BY seq').pluck().all(id);
+    return storedEvents(id).map((event) => event.seq);
+  }
+
+  function storedRows(id: number): number {
+    return database.connection.prepare<[number], number>('SELECT COUNT(*) FROM session_event_batches WHERE session_id = ?').pluck().get(id) ?? 0;
   }
 
   beforeEach(() => {
@@ -67,19 +83,33 @@ describe('SessionEventLog', () => {
       expect(json).toBe(`{"type":"message_end","sessionId":${sessionId},"data":{"total_tokens":3,"executionId":"e1"},"timestamp":1700000000000,"seq":1}`);
     });
 
-    it('writes the events of one tick in one scheduled write, in order', () => {
+    it('writes the events of one tick in one scheduled write, in order, one row a session', () => {
       const log = logOn(database);
-      for (let i = 0; i < 3; i++) log.append(eventOf(sessionId, { data: { delta: String(i) } }));
+      const other = newSession();
+      for (let i = 0; i < 3; i++) {
+        log.append(eventOf(sessionId, { data: { delta: String(i) } }));
+        log.append(eventOf(other, { data: { delta: `other ${i}` } }));
+      }
       expect(scheduled).toHaveLength(1);
       expect(storedSeqs(sessionId)).toEqual([]);
       scheduled[0]();
       expect(storedSeqs(sessionId)).toEqual([1, 2, 3]);
-      const rows = database.connection.prepare('SELECT type, payload, created_at FROM session_events WHERE session_id = ? ORDER BY seq').all(sessionId);
-      expect(rows[2]).toEqual({
-        type: 'content_delta',
-        payload: JSON.stringify({ type: 'content_delta', sessionId, data: { delta: '2' }, timestamp: 1_700_000_000_000, seq: 3 }),
-        created_at: NOW.toISOString(),
+      expect(storedSeqs(other)).toEqual([1, 2, 3]);
+      expect([storedRows(sessionId), storedRows(other)]).toEqual([1, 1]);
+      expect(storedEvents(sessionId)[2]).toEqual({
+        seq: 3,
+        json: JSON.stringify({ type: 'content_delta', sessionId, data: { delta: '2' }, timestamp: 1_700_000_000_000, seq: 3 }),
+        createdAt: NOW.toISOString(),
       });
+    });
+
+    it('keeps a newline inside an event as JSON escapes it, so each stored line is one event', () => {
+      const log = logOn(database);
+      const appended = [log.append(eventOf(sessionId, { data: { delta: 'two\nlines\r\n' } })), log.append(eventOf(sessionId, { data: { delta: '\u2028' } }))];
+      log.flush();
+      expect(storedRows(sessionId)).toBe(1);
+      expect(log.read(sessionId, 0, 10)).toEqual(appended);
+      expect((JSON.parse(log.read(sessionId, 0, 1)[0].json) as { data: { delta: string } }).data.delta).toBe('two\nlines\r\n');
     });
 
     it("writes through the default scheduler with the database's next group commit", async () => {
@@ -141,6 +171,34 @@ describe('SessionEventLog', () => {
       // The scheduled write then has nothing left to do.
       scheduled[0]();
       expect(storedSeqs(sessionId)).toEqual([1]);
+    });
+
+    it('pages across rows written by several writes, starting inside a row', () => {
+      const log = logOn(database);
+      const appended: Array<{ seq: number; json: string }> = [];
+      for (const size of [3, 1, 4]) {
+        for (let i = 0; i < size; i++) appended.push(log.append(eventOf(sessionId, { data: { delta: `d${appended.length}` } })));
+        log.flush();
+      }
+      expect(storedRows(sessionId)).toBe(3);
+      for (let after = 0; after <= 8; after++) {
+        for (const limit of [1, 2, 5, 100]) expect(log.read(sessionId, after, limit)).toEqual(appended.slice(after, after + limit));
+      }
+    });
+
+    it('finds the latest logged request by its type and id, in any row', () => {
+      const log = logOn(database);
+      const request = (requestId: string, type = 'approval_request') => log.append(eventOf(sessionId, { type, data: { requestId, executionId: 'e1' } }));
+      request('r1');
+      log.flush();
+      log.append(eventOf(sessionId));
+      const wanted = request('r2');
+      request('r2', 'ask_user_questions');
+      log.flush();
+      expect(log.findRequest(sessionId, 'approval_request', 'r2')).toEqual(wanted);
+      expect(log.findRequest(sessionId, 'approval_request', 'r1')?.seq).toBe(1);
+      expect(log.findRequest(sessionId, 'approval_request', 'r')).toBeNull();
+      expect(log.findRequest(sessionId, 'tool_request', 'r2')).toBeNull();
     });
 
     it("answers nothing for another session's numbers", () => {

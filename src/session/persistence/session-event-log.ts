@@ -44,15 +44,23 @@ interface SessionBounds {
   last: number;
 }
 
-interface QueuedEvent {
+/** The events of one session appended since the last write: seq `first` to `last`, without a gap. */
+interface PendingBatch {
   sessionId: number;
-  seq: number;
-  type: string;
-  json: string;
+  first: number;
+  last: number;
+  /** Each event's JSON, in seq order. */
+  lines: string[];
 }
 
-/** Rows one insert statement writes at most: one statement per row costs more than the row. */
-const ROWS_PER_INSERT = 32;
+/** A stored row: a session's events `first_seq` to `last_seq`, one JSON a line. */
+interface BatchRow {
+  first_seq: number;
+  events: string;
+}
+
+/** Between two events of a stored batch: JSON text never holds a raw newline. */
+const LINE = '\n';
 
 /**
  * The event log of every session: each event a session's clients are sent gets the next number of
@@ -60,11 +68,13 @@ const ROWS_PER_INSERT = 32;
  * stored) and is kept, so that a client that was away reads what it missed, in order, exactly as
  * it would have received it.
  *
- * Appending is on the hot path of streaming: the number is given at once, and the row is written
- * with the others of the same turn of the event loop, into the database's batch (a commit costs
- * far more than a row: `HarnessDatabase.batch`). Reads write what is queued first, so they always
- * see every event numbered so far. `whenStored` tells when what was appended is committed: the
- * WebSocket registry sends frames only then.
+ * Appending is on the hot path of streaming: the number is given at once, and the event is written
+ * with the others of its session from the same turns of the event loop, into the database's batch
+ * (a commit costs far more than a row: `HarnessDatabase.batch`). They are stored as one row, the
+ * events' JSON one a line (table `session_event_batches`): a round of many tool calls makes
+ * hundreds of small events, and a row each cost more than the events themselves. Reads write what
+ * is queued first, so they always see every event numbered so far. `whenStored` tells when what
+ * was appended is committed: the WebSocket registry sends frames only then.
  * The API is synchronous, as the database is: a read and the numbering of a new event never
  * interleave.
  *
@@ -78,16 +88,18 @@ export class SessionEventLog {
   private readonly logger: { warn(message: string): void };
   private readonly schedule: (write: () => void) => void;
   private readonly bounds = new Map<number, SessionBounds>();
-  private queue: QueuedEvent[] = [];
+  /** What each session appended since the last write, in the order the sessions first appended. */
+  private pending = new Map<number, PendingBatch>();
   /** Per session, the oldest seq to keep, when a prune is due. */
   private readonly prunes = new Map<number, number>();
   private writeScheduled = false;
-  private readonly insertStatement: Statement<[number, number, string, string, string]>;
-  /** Inserts of 2 to `ROWS_PER_INSERT` rows, prepared as they are first needed. */
-  private readonly multiInsertStatements = new Map<number, Statement<unknown[]>>();
-  private readonly pruneStatement: Statement<[number, number]>;
-  private readonly boundsStatement: Statement<[number], { oldest: number | null; last: number | null }>;
-  private readonly pageStatement: Statement<[number, number, number], { seq: number; payload: string }>;
+  private readonly insertStatement: Statement<[number, number, number, string, string]>;
+  private readonly deleteBelowStatement: Statement<[number, number, number]>;
+  private readonly straddlingStatement: Statement<[number, number], BatchRow>;
+  private readonly trimStatement: Statement<[number, string, number, number]>;
+  private readonly boundsStatement: Statement<[number, number], { oldest: number | null; last: number | null }>;
+  private readonly pageStatement: Statement<[number, number, number], BatchRow>;
+  private readonly requestStatement: Statement<[number, string], BatchRow>;
 
   constructor(
     private readonly database: HarnessDatabase,
@@ -100,10 +112,20 @@ export class SessionEventLog {
     this.logger = options.logger ?? console;
     this.schedule = options.schedule ?? ((write) => database.writeBeforeCommit(write));
     const db = database.connection;
-    this.insertStatement = db.prepare('INSERT INTO session_events (session_id, seq, type, payload, created_at) VALUES (?, ?, ?, ?, ?)');
-    this.pruneStatement = db.prepare('DELETE FROM session_events WHERE session_id = ? AND seq < ?');
-    this.boundsStatement = db.prepare('SELECT MIN(seq) AS oldest, MAX(seq) AS last FROM session_events WHERE session_id = ?');
-    this.pageStatement = db.prepare('SELECT seq, payload FROM session_events WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?');
+    this.insertStatement = db.prepare('INSERT INTO session_event_batches (session_id, first_seq, last_seq, events, created_at) VALUES (?, ?, ?, ?, ?)');
+    this.deleteBelowStatement = db.prepare('DELETE FROM session_event_batches WHERE session_id = ? AND first_seq < ? AND last_seq < ?');
+    this.straddlingStatement = db.prepare('SELECT first_seq, events FROM session_event_batches WHERE session_id = ? AND first_seq < ? ORDER BY first_seq DESC LIMIT 1');
+    this.trimStatement = db.prepare('UPDATE session_event_batches SET first_seq = ?, events = ? WHERE session_id = ? AND first_seq = ?');
+    this.boundsStatement = db.prepare(
+      'SELECT MIN(first_seq) AS oldest, (SELECT last_seq FROM session_event_batches WHERE session_id = ? ORDER BY first_seq DESC LIMIT 1) AS last FROM session_event_batches WHERE session_id = ?',
+    );
+    // From the batch that holds the event after `after` (the last one that starts at or before it) on.
+    this.pageStatement = db.prepare(
+      `SELECT first_seq, events FROM session_event_batches
+       WHERE session_id = ? AND first_seq >= COALESCE((SELECT MAX(first_seq) FROM session_event_batches WHERE session_id = ? AND first_seq <= ?), 0)
+       ORDER BY first_seq`,
+    );
+    this.requestStatement = db.prepare('SELECT first_seq, events FROM session_event_batches WHERE session_id = ? AND instr(events, ?) > 0 ORDER BY first_seq DESC');
     database.beforeClose(() => this.flush());
   }
 
@@ -120,7 +142,13 @@ export class SessionEventLog {
     const json = JSON.stringify({ type: event.type, sessionId: event.sessionId, data: event.data, timestamp: event.timestamp, seq });
     bounds.last = seq;
     if (bounds.oldest === 0) bounds.oldest = seq;
-    this.queue.push({ sessionId: event.sessionId, seq, type: event.type, json });
+    const batch = this.pending.get(event.sessionId);
+    if (batch) {
+      batch.last = seq;
+      batch.lines.push(json);
+    } else {
+      this.pending.set(event.sessionId, { sessionId: event.sessionId, first: seq, last: seq, lines: [json] });
+    }
     if (seq - bounds.oldest + 1 > this.maxEventsPerSession) {
       bounds.oldest = seq - this.keptAfterPrune + 1;
       this.prunes.set(event.sessionId, bounds.oldest);
@@ -138,7 +166,17 @@ export class SessionEventLog {
    */
   read(sessionId: number, after: number, limit: number): LoggedSessionEvent[] {
     this.flush();
-    return this.pageStatement.all(sessionId, after, limit).map((row) => ({ seq: row.seq, json: row.payload }));
+    const events: LoggedSessionEvent[] = [];
+    if (limit <= 0) return events;
+    for (const row of this.pageStatement.iterate(sessionId, sessionId, after + 1)) {
+      const lines = row.events.split(LINE);
+      for (let index = Math.max(0, after + 1 - row.first_seq); index < lines.length; index++) {
+        events.push({ seq: row.first_seq + index, json: lines[index] });
+        // Leaving the loop ends the statement (`iterate` returns).
+        if (events.length === limit) return events;
+      }
+    }
+    return events;
   }
 
   /**
@@ -156,12 +194,16 @@ export class SessionEventLog {
    */
   findRequest(sessionId: number, type: string, requestId: string): LoggedSessionEvent | null {
     this.flush();
-    const row = this.database.connection
-      .prepare<[number, string, string], { seq: number; payload: string }>(
-        "SELECT seq, payload FROM session_events WHERE session_id = ? AND type = ? AND json_extract(payload, '$.data.requestId') = ? ORDER BY seq DESC LIMIT 1",
-      )
-      .get(sessionId, type, requestId);
-    return row ? { seq: row.seq, json: row.payload } : null;
+    const quoted = JSON.stringify(requestId);
+    for (const row of this.requestStatement.iterate(sessionId, quoted)) {
+      const lines = row.events.split(LINE);
+      for (let index = lines.length - 1; index >= 0; index--) {
+        if (!lines[index].includes(quoted)) continue;
+        const event = JSON.parse(lines[index]) as { type?: unknown; data?: { requestId?: unknown } };
+        if (event.type === type && event.data?.requestId === requestId) return { seq: row.first_seq + index, json: lines[index] };
+      }
+    }
+    return null;
   }
 
   /** The last number given to an event of the session (0 if it has none). */
@@ -172,63 +214,57 @@ export class SessionEventLog {
   /** Writes what is queued now. Never throws: a failed write is logged. */
   flush(): void {
     this.writeScheduled = false;
-    if (this.queue.length === 0 && this.prunes.size === 0) return;
-    const events = this.queue;
+    if (this.pending.size === 0 && this.prunes.size === 0) return;
+    const batches = [...this.pending.values()];
     const prunes = [...this.prunes];
-    this.queue = [];
+    this.pending = new Map();
     this.prunes.clear();
     if (!this.database.open) {
-      this.logger.warn(`${events.length} session event(s) were not stored: the database is closed`);
+      this.logger.warn(`${countEvents(batches)} session event(s) were not stored: the database is closed`);
       return;
     }
     // Stored when written: the events of one write share their `created_at`.
     const createdAt = this.database.timestamp();
     try {
-      this.database.batch(() => this.write(events, prunes, createdAt));
+      this.database.batch(() => {
+        for (const batch of batches) this.insert(batch, createdAt);
+        for (const [sessionId, oldest] of prunes) this.prune(sessionId, oldest);
+      });
     } catch {
-      // One row that cannot be written (its session was deleted meanwhile) must not cost the
-      // others their place in the log: write them one by one.
-      this.writeOneByOne(events, prunes, createdAt);
+      // One session whose events cannot be written (it was deleted meanwhile) must not cost the
+      // others their place in the log: write them one session at a time.
+      this.writeOneByOne(batches, prunes, createdAt);
     }
   }
 
-  private write(events: QueuedEvent[], prunes: Array<[number, number]>, createdAt: string): void {
-    for (let start = 0; start < events.length; start += ROWS_PER_INSERT) {
-      const rows = events.slice(start, start + ROWS_PER_INSERT);
-      if (rows.length === 1) this.insert(rows[0], createdAt);
-      else this.multiInsert(rows.length).run(rows.flatMap((event) => [event.sessionId, event.seq, event.type, event.json, createdAt]));
-    }
-    for (const [sessionId, oldest] of prunes) this.pruneStatement.run(sessionId, oldest);
+  private insert(batch: PendingBatch, createdAt: string): void {
+    this.insertStatement.run(batch.sessionId, batch.first, batch.last, batch.lines.join(LINE), createdAt);
   }
 
-  private multiInsert(rows: number): Statement<unknown[]> {
-    let statement = this.multiInsertStatements.get(rows);
-    if (!statement) {
-      const values = Array.from({ length: rows }, () => '(?, ?, ?, ?, ?)').join(', ');
-      statement = this.database.connection.prepare(`INSERT INTO session_events (session_id, seq, type, payload, created_at) VALUES ${values}`);
-      this.multiInsertStatements.set(rows, statement);
-    }
-    return statement;
+  /** Deletes the session's events numbered below `oldest`, cutting the batch that holds both kinds. */
+  private prune(sessionId: number, oldest: number): void {
+    this.deleteBelowStatement.run(sessionId, oldest, oldest);
+    const straddling = this.straddlingStatement.get(sessionId, oldest);
+    if (!straddling) return;
+    let cut = -1;
+    for (let dropped = 0; dropped < oldest - straddling.first_seq; dropped++) cut = straddling.events.indexOf(LINE, cut + 1);
+    this.trimStatement.run(oldest, straddling.events.slice(cut + 1), sessionId, straddling.first_seq);
   }
 
-  private insert(event: QueuedEvent, createdAt: string): void {
-    this.insertStatement.run(event.sessionId, event.seq, event.type, event.json, createdAt);
-  }
-
-  private writeOneByOne(events: QueuedEvent[], prunes: Array<[number, number]>, createdAt: string): void {
+  private writeOneByOne(batches: PendingBatch[], prunes: Array<[number, number]>, createdAt: string): void {
     let lost = 0;
     let reason = '';
-    for (const event of events) {
+    for (const batch of batches) {
       try {
-        this.database.batchStatement(() => this.insert(event, createdAt));
+        this.database.batchStatement(() => this.insert(batch, createdAt));
       } catch (error) {
-        lost++;
+        lost += batch.lines.length;
         reason = errorMessage(error);
       }
     }
     for (const [sessionId, oldest] of prunes) {
       try {
-        this.database.batchStatement(() => this.pruneStatement.run(sessionId, oldest));
+        this.database.batch(() => this.prune(sessionId, oldest));
       } catch (error) {
         this.logger.warn(`old events of session ${sessionId} were not deleted: ${errorMessage(error)}`);
       }
@@ -239,10 +275,14 @@ export class SessionEventLog {
   private boundsOf(sessionId: number): SessionBounds {
     let bounds = this.bounds.get(sessionId);
     if (!bounds) {
-      const row = this.boundsStatement.get(sessionId);
+      const row = this.boundsStatement.get(sessionId, sessionId);
       bounds = { oldest: row?.oldest ?? 0, last: row?.last ?? 0 };
       this.bounds.set(sessionId, bounds);
     }
     return bounds;
   }
+}
+
+function countEvents(batches: PendingBatch[]): number {
+  return batches.reduce((sum, batch) => sum + batch.lines.length, 0);
 }

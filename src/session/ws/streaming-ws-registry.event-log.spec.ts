@@ -267,7 +267,7 @@ describe('StreamingWsRegistry sending only what is stored', () => {
       const registry = new StreamingWsRegistry({ eventLog: log });
       const socket = new CorkableConnection();
       registry.add(USER, socket);
-      const storedRows = () => database.connection.prepare('SELECT COUNT(*) FROM session_events').pluck().get();
+      const storedEvents = () => database.connection.prepare('SELECT COALESCE(SUM(last_seq - first_seq + 1), 0) FROM session_event_batches').pluck().get();
       const endTurn = () => checks.splice(0).forEach((check) => check());
 
       registry.sendToUser(USER, delta(sessionId, 'a'));
@@ -276,11 +276,11 @@ describe('StreamingWsRegistry sending only what is stored', () => {
       expect(socket.delivered).toEqual([]);
       // The end of the turn that sent them: the writing may go on, nothing is committed yet.
       endTurn();
-      expect(storedRows()).toBe(0);
+      expect(storedEvents()).toBe(0);
       expect(socket.delivered).toEqual([]);
       // A quiet turn: the rows are written and committed, then the frames sent.
       endTurn();
-      expect(storedRows()).toBe(2);
+      expect(storedEvents()).toBe(2);
       expect(database.connection.inTransaction).toBe(false);
       expect(socket.delivered.map((frame) => (JSON.parse(frame) as WsEvent).seq)).toEqual([1, 2]);
     } finally {
