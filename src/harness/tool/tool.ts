@@ -48,6 +48,9 @@ export interface Tool {
  * A tool overrides the highest link it needs.
  */
 export abstract class BaseTool implements Tool {
+  /** `getDescriptor`'s answer, made on its first call. */
+  private descriptor: ToolDescriptor | undefined;
+
   abstract getName(): string;
   abstract getDescription(): string;
   abstract getInputSchema(): Record<string, unknown>;
@@ -61,7 +64,10 @@ export abstract class BaseTool implements Tool {
    * from elsewhere override this.
    */
   getDescriptor(): ToolDescriptor {
-    return { ...this.capabilities(), name: this.getName(), source: 'builtin', executor: 'server' };
+    // Asked for twice per call (scheduling, then dispatch): a tool's capabilities do not change,
+    // so its descriptor is made once, and frozen since every caller shares it.
+    this.descriptor ??= deepFreeze<ToolDescriptor>({ ...this.capabilities(), name: this.getName(), source: 'builtin', executor: 'server' });
+    return this.descriptor;
   }
 
   /**
@@ -112,6 +118,11 @@ export abstract class BaseTool implements Tool {
   protected executeImpl(_argumentsJson: string): ToolReturn | Promise<ToolReturn> {
     return JSON.stringify({ error: `${this.getName()} needs a session and a workspace to run` });
   }
+}
+
+function deepFreeze<T extends object>(value: T): T {
+  for (const field of Object.values(value)) if (typeof field === 'object' && field !== null) deepFreeze(field as object);
+  return Object.freeze(value);
 }
 
 function asText(value: unknown): string | null {

@@ -2,7 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { AgentExecutionContext } from '../../harness/core/agent-execution-context';
 import type { AgentLoop, AgentRunOutcome } from '../../harness/core/agent-loop';
 import { ExecutionScope } from '../../harness/runtime/execution-scope';
-import type { ChatMessage, LlmModelConfig } from '../../harness/llm/chat-request';
+import type { ChatMessage, ChatUsage, LlmModelConfig } from '../../harness/llm/chat-request';
+import type { ToolCallProgress } from '../../harness/tool/tool-call-context';
+import type { ToolResultMeta } from '../../harness/tool/tool-result';
 import type { LocalToolSessionRegistry } from '../../harness/local/local-tool-session-registry';
 import type { AskUserQuestionsRegistry } from '../../harness/tool/ask-user-questions-registry';
 import type { ActivityRepository } from '../persistence/activity-repository';
@@ -548,15 +550,56 @@ export class RunService {
   }
 }
 
-/** The listener, silent while `silenced` says so. */
+/** The listener, silent while `silenced` says so. A class, not a proxy: this is every event's path. */
 function gateListener(listener: AgentEventListener, silenced: () => boolean): AgentEventListener {
-  return new Proxy(listener, {
-    get(target, property, receiver) {
-      const value: unknown = Reflect.get(target, property, receiver);
-      if (typeof value !== 'function') return value;
-      return (...args: unknown[]) => (silenced() ? undefined : (value as (...a: unknown[]) => unknown).apply(target, args));
-    },
-  });
+  return new GatedListener(listener, silenced);
+}
+
+class GatedListener implements AgentEventListener {
+  constructor(
+    private readonly listener: AgentEventListener,
+    private readonly silenced: () => boolean,
+  ) {}
+
+  onContentDelta(delta: string): void {
+    if (!this.silenced()) this.listener.onContentDelta(delta);
+  }
+
+  onThinkingStart(): void {
+    if (!this.silenced()) this.listener.onThinkingStart?.();
+  }
+
+  onThinkingDelta(delta: string): void {
+    if (!this.silenced()) this.listener.onThinkingDelta?.(delta);
+  }
+
+  onThinkingEnd(): void {
+    if (!this.silenced()) this.listener.onThinkingEnd?.();
+  }
+
+  onToolCallStart(toolCallId: string, toolName: string, argumentsJson: string): void {
+    if (!this.silenced()) this.listener.onToolCallStart(toolCallId, toolName, argumentsJson);
+  }
+
+  onToolCallArgsDelta(toolCallId: string, argumentsDelta: string): void {
+    if (!this.silenced()) this.listener.onToolCallArgsDelta?.(toolCallId, argumentsDelta);
+  }
+
+  onToolCallProgress(toolCallId: string, progress: ToolCallProgress): void {
+    if (!this.silenced()) this.listener.onToolCallProgress?.(toolCallId, progress);
+  }
+
+  onToolCallResult(toolCallId: string, result: string, meta?: ToolResultMeta): void {
+    if (!this.silenced()) this.listener.onToolCallResult(toolCallId, result, meta);
+  }
+
+  onMessageEnd(usage: ChatUsage | null): void {
+    if (!this.silenced()) this.listener.onMessageEnd(usage);
+  }
+
+  onError(message: string): void {
+    if (!this.silenced()) this.listener.onError(message);
+  }
 }
 
 function notPending(kind: WaitKind, requestId: string, sessionId: number): string {
