@@ -112,6 +112,26 @@ describe('GrepTool', () => {
     });
   });
 
+  it('finds every match of a search that spans several batches of files, in walk order, and caps it across them', async () => {
+    // 600 files (more than one batch of 256) plus one large enough to fill a batch by itself.
+    await fs.mkdir(path.join(workspace, 'many'));
+    for (let index = 0; index < 600; index++) await fs.writeFile(path.join(workspace, 'many', `f${String(index).padStart(3, '0')}.txt`), `line\nneedle ${index}\n`);
+    await fs.writeFile(path.join(workspace, 'many', 'f300-big.txt'), `${'filler\n'.repeat(50_000)}needle big\n`);
+    const all = successJson(await grep({ pattern: 'needle', path: 'many' }, new GrepTool({ maxMatches: 1_000 })));
+    const matches = all.matches as Array<{ file: string; line: number; text: string }>;
+    const expected = [...Array.from({ length: 600 }, (_, index) => `f${String(index).padStart(3, '0')}.txt`), 'f300-big.txt'].sort();
+    expect(all.truncated).toBe(false);
+    expect(matches.map((match) => match.file).sort()).toEqual(expected.map((file) => `many/${file}`));
+    expect(matches.find((match) => match.file === 'many/f300-big.txt')).toEqual({ file: 'many/f300-big.txt', line: 50_001, text: 'needle big' });
+
+    // A cap inside the second batch keeps the first matches of the walk, and says truncated.
+    const capped = successJson(await grep({ pattern: 'needle', path: 'many' }, new GrepTool({ maxMatches: 300 })));
+    expect(capped.truncated).toBe(true);
+    expect(capped.matches).toEqual(matches.slice(0, 300));
+    // Exactly all of them is not truncated.
+    expect(successJson(await grep({ pattern: 'needle', path: 'many' }, new GrepTool({ maxMatches: 601 })))).toEqual(all);
+  });
+
   it('cuts very long lines', async () => {
     const result = successJson(await grep({ pattern: 'export const' }, new GrepTool({ maxLineLength: 6 })));
     expect(result.matches).toEqual([{ file: 'src/app.ts', line: 1, text: 'export…' }]);

@@ -50,6 +50,15 @@ export interface GrepToolOptions {
  */
 export const MAX_PROGRAM_SIZE = 5_000;
 
+/**
+ * A search sends the files it read to its matching thread together: as soon as they hold this
+ * many characters (or `BATCH_FILES` files), and at the end of the walk. It holds one batch at a
+ * time, so at most this plus one file's text (`maxFileBytes`).
+ */
+const BATCH_CHARACTERS = 256 * 1024;
+/** Most files in one batch (see `BATCH_CHARACTERS`). */
+const BATCH_FILES = 256;
+
 /** One matching line. `file` is relative to the workspace root; `line` is 1-based. */
 export interface GrepMatch {
   file: string;
@@ -272,31 +281,53 @@ export class GrepTool extends WorkspaceTool {
     );
   }
 
-  /** Walks the target, reads each searchable file and lets `matcher` find the matching lines. */
+  /**
+   * Walks the target, reads the searchable files and lets `matcher` find the matching lines. Files
+   * are sent to the matcher by batches of about `BATCH_CHARACTERS` (or `BATCH_FILES` files): a thread
+   * is taken only once a batch is read and answers it in one round trip, so a search of a small
+   * workspace holds its thread for one message, not for the reads of all its files, and a hundred
+   * sessions grepping at once do not queue behind each other's file reads.
+   */
   private async search(target: SearchTarget, matcher: GrepLineMatcher): Promise<ToolOutput> {
     const matches: GrepMatch[] = [];
     // Stopped with the matcher: a search abandoned at its deadline does not go on walking.
     const walk = new WorkspaceFileWalk(target.workspace, { maxEntries: this.maxEntries, shouldStop: () => matcher.isClosed });
     const files = target.isDirectory ? walk.files(target.relativePath, target.within) : single(target.workspace, target.relativePath);
+    let batch: Array<{ file: string; text: string }> = [];
+    let batchCharacters = 0;
+    /** Matches the batch's files; true when there were more matches than room (the result is truncated). */
+    const matchBatch = async (): Promise<boolean> => {
+      const sent = batch;
+      batch = [];
+      batchCharacters = 0;
+      const room = this.maxMatches - matches.length;
+      // One more than there is room for tells whether the result is truncated.
+      const found = await matcher.matchingLinesOf(sent.map(({ text }) => text), room + 1);
+      let taken = 0;
+      for (let index = 0; index < sent.length; index++) {
+        if (found[index].length === 0) continue;
+        const lines = sent[index].text.split(/\r?\n/);
+        for (const line of found[index]) {
+          if (taken === room) return true;
+          matches.push({ file: sent[index].file, line: line + 1, text: this.clip(lines[line]) });
+          taken++;
+        }
+      }
+      return false;
+    };
     let truncated = false;
     for await (const file of files) {
       if (matcher.isClosed) break;
       if (target.fileFilter && !target.fileFilter(file.relativeToStart)) continue;
       const text = await this.readSearchable(file);
       if (text === null) continue;
-      const room = this.maxMatches - matches.length;
-      // One more than there is room for tells whether the result is truncated.
-      const found = await matcher.matchingLines(text, room + 1);
-      if (found.length === 0) continue;
-      const lines = text.split(/\r?\n/);
-      for (const index of found.slice(0, room)) {
-        matches.push({ file: file.relativePath, line: index + 1, text: this.clip(lines[index]) });
-      }
-      if (found.length > room) {
-        truncated = true;
-        break;
-      }
+      batch.push({ file: file.relativePath, text });
+      batchCharacters += text.length;
+      if (batchCharacters < BATCH_CHARACTERS && batch.length < BATCH_FILES) continue;
+      truncated = await matchBatch();
+      if (truncated) break;
     }
+    if (!truncated && batch.length > 0 && !matcher.isClosed) truncated = await matchBatch();
     return jsonResult({ matches, truncated: truncated || walk.limitReached });
   }
 

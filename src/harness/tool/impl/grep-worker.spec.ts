@@ -43,6 +43,19 @@ describe('GrepLineMatcher', () => {
     expect(liveGrepWorkers()).toBe(0);
   });
 
+  it('answers several texts in one request, each its own indices, `limit` counted over all of them', async () => {
+    const matcher = new GrepLineMatcher('x', 0);
+    try {
+      const texts = ['a\nx\nx', 'none', 'x', 'x\nb\nx'];
+      expect(await matcher.matchingLinesOf(texts, 10)).toEqual([[1, 2], [], [0], [0, 2]]);
+      // The limit falls inside the third text: the fourth is not matched.
+      expect(await matcher.matchingLinesOf(texts, 3)).toEqual([[1, 2], [], [0], []]);
+      expect(await matcher.matchingLinesOf([], 3)).toEqual([]);
+    } finally {
+      await matcher.close();
+    }
+  });
+
   it('starts no thread until the first request', async () => {
     const matcher = new GrepLineMatcher('x', 0);
     expect(liveGrepWorkers()).toBe(0);

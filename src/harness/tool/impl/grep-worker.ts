@@ -6,9 +6,10 @@ import { type ReleaseSlot, type SlotGroup, WorkerSlots } from './worker-slots';
 /**
  * The code of a matching thread, plain CommonJS so that it runs the same whether the server is
  * compiled (`dist/`) or its TypeScript sources are run by ts-jest (an `eval` worker needs no file
- * next to this module). It answers each `{pattern, flags, text, limit}` message with `{lines}` —
- * the 0-based indices of the first `limit` lines of `text` (split on `\r?\n`) that match — or
- * `{error}` when the pattern does not compile or matching throws. A thread serves one search at a
+ * next to this module). It answers each `{pattern, flags, texts, limit}` message with `{lines}` —
+ * for each text in order, the 0-based indices of its lines (split on `\r?\n`) that match, the
+ * first `limit` over all the texts (texts after the limit is reached get no entry) — or `{error}`
+ * when the pattern does not compile or matching throws. A thread serves one search at a
  * time but any number of searches in its life, so it keeps the patterns it compiled last. re2js is
  * loaded from the absolute path the main thread resolved, so the worker finds the same copy
  * whatever its working directory.
@@ -30,13 +31,22 @@ function regexOf(pattern, flags) {
   compiled.set(key, regex);
   return regex;
 }
-parentPort.on('message', ({ pattern, flags, text, limit }) => {
+parentPort.on('message', ({ pattern, flags, texts, limit }) => {
   try {
     const regex = regexOf(pattern, flags);
-    const lines = text.split(/\\r?\\n/);
     const found = [];
-    for (let i = 0; i < lines.length && found.length < limit; i++) {
-      if (regex.test(lines[i])) found.push(i);
+    let count = 0;
+    for (let t = 0; t < texts.length && count < limit; t++) {
+      const text = texts[t];
+      const lines = text.split(/\\r?\\n/);
+      const hits = [];
+      for (let i = 0; i < lines.length && count < limit; i++) {
+        if (regex.test(lines[i])) {
+          hits.push(i);
+          count++;
+        }
+      }
+      found.push(hits);
     }
     parentPort.postMessage({ lines: found });
   } catch (error) {
@@ -48,7 +58,7 @@ parentPort.on('message', ({ pattern, flags, text, limit }) => {
 const RE2JS_PATH = require.resolve('re2js');
 
 /** What a matching thread answers to one request. */
-type WorkerReply = { lines: number[] } | { error: string };
+type WorkerReply = { lines: number[][] } | { error: string };
 
 /**
  * Default heap limit of a matching thread, in MB (V8's old generation, `maxOldGenerationSizeMb` of
@@ -101,12 +111,12 @@ const workerSlots = new WorkerSlots(DEFAULT_GREP_WORKER_LIMIT, {
 
 /** A request a matching thread is answering. */
 interface PendingRequest {
-  resolve(lines: number[]): void;
+  resolve(lines: number[][]): void;
   reject(error: Error): void;
 }
 
 /** Answers a request that was waiting (none: nothing to do): its lines, or `error`. */
-function settlePending(pending: PendingRequest | null, error: Error | null, lines: number[]): void {
+function settlePending(pending: PendingRequest | null, error: Error | null, lines: number[][]): void {
   if (!pending) return;
   if (error) pending.reject(error);
   else pending.resolve(lines);
@@ -147,12 +157,12 @@ class MatchingThread {
     return this.failure === null && this.pending === null;
   }
 
-  request(pattern: string, flags: number, text: string, limit: number): Promise<number[]> {
+  request(pattern: string, flags: number, texts: readonly string[], limit: number): Promise<number[][]> {
     if (this.failure) return Promise.reject(this.failure);
     if (this.pending) return Promise.reject(new Error('the grep worker is busy with another request'));
-    return new Promise<number[]>((resolve, reject) => {
+    return new Promise<number[][]>((resolve, reject) => {
       this.pending = { resolve, reject };
-      this.worker.postMessage({ pattern, flags, text, limit });
+      this.worker.postMessage({ pattern, flags, texts, limit });
     });
   }
 
@@ -173,7 +183,7 @@ class MatchingThread {
     this.settle(this.failure);
   }
 
-  private settle(error: Error | null, lines: number[] = []): void {
+  private settle(error: Error | null, lines: number[][] = []): void {
     const pending = this.pending;
     this.pending = null;
     settlePending(pending, error, lines);
@@ -285,8 +295,8 @@ export function setGrepWorkerLimit(limit: number): number {
  * slow match (re2js is linear in the input, but its cost per byte grows with the pattern's
  * compiled size) never blocks the event loop, and can be cut short by `close()`.
  *
- * Threads are pooled: one grep call takes a thread on its first `matchingLines` call (a search
- * that finds no file to read takes none), keeps it for all its files and gives it back on
+ * Threads are pooled: one grep call takes a thread on its first request (a search that finds no
+ * file to read takes none), keeps it for all its files and gives it back on
  * `close()`, to serve the next search — of any session, with any pattern — without the 25 ms a
  * new thread takes to start (measured: `new Worker` returns in under 1 ms, the first answer
  * arrives 24–28 ms later). A thread stopped in the middle of a match (the call's deadline, a
@@ -337,13 +347,23 @@ export class GrepLineMatcher {
    * thread failed or stopped, or the matcher was closed.
    */
   matchingLines(text: string, limit: number): Promise<number[]> {
+    return this.matchingLinesOf([text], limit).then((found) => found[0] ?? []);
+  }
+
+  /**
+   * `matchingLines` for several texts in one request: for each text, in order, the indices of its
+   * matching lines, at most `limit` over all of them (a text after the limit was reached gets
+   * `[]`). A search sends the files it read together, so it holds its thread for one round trip
+   * rather than one per file.
+   */
+  matchingLinesOf(texts: readonly string[], limit: number): Promise<number[][]> {
     if (this.closed) return Promise.reject(new Error('the grep matcher was closed'));
     if (this.failure) return Promise.reject(this.failure);
     if (this.pending) return Promise.reject(new Error('the grep matcher is busy with another request'));
-    return new Promise<number[]>((resolve, reject) => {
+    return new Promise<number[][]>((resolve, reject) => {
       this.pending = { resolve, reject };
-      void this.send(text, limit);
-    });
+      void this.send(texts, limit);
+    }).then((found) => texts.map((_, index) => found[index] ?? []));
   }
 
   /**
@@ -372,12 +392,12 @@ export class GrepLineMatcher {
   }
 
   /** Sends the pending request to the thread, taking one first if this is the first request. */
-  private async send(text: string, limit: number): Promise<void> {
+  private async send(texts: readonly string[], limit: number): Promise<void> {
     const thread = this.thread ?? (await this.startedThread());
     // Without a thread the matcher was closed meanwhile, or taking one failed: the request was rejected.
     if (!thread || !this.pending) return;
     try {
-      this.settle(null, await thread.request(this.pattern, this.flags, text, limit));
+      this.settle(null, await thread.request(this.pattern, this.flags, texts, limit));
     } catch (error) {
       // A thread that failed or stopped fails the whole search; an error answer fails one request.
       if (!thread.reusable) this.failure ??= asError(error);
@@ -415,7 +435,7 @@ export class GrepLineMatcher {
     return this.thread;
   }
 
-  private settle(error: Error | null, lines: number[] = []): void {
+  private settle(error: Error | null, lines: number[][] = []): void {
     const pending = this.pending;
     this.pending = null;
     settlePending(pending, error, lines);
