@@ -3,14 +3,15 @@ import type { LlmAdapter } from '../llm/llm-adapter';
 import { LlmAnswerTooLargeError } from '../llm/llm-errors';
 import type { Tool } from '../tool/tool';
 import { ToolCallContext } from '../tool/tool-call-context';
-import type { ToolInvocation, ToolInvocationDispatcher } from '../tool/tool-invocation';
+import type { ToolConcurrency, ToolInvocation, ToolInvocationDispatcher } from '../tool/tool-invocation';
 import type { ToolRegistry } from '../tool/tool-registry';
 import { toToolResultMeta, type ToolResult } from '../tool/tool-result';
 import type { AgentEventListener } from './agent-event-listener';
 import { toolResultMessage, type AgentExecutionContext, type ToolMessageExtras } from './agent-execution-context';
 import type { BackgroundTaskManager, BackgroundTaskResult } from '../runtime/background-task-manager';
 import { ToolCallAccumulator } from './tool-call-accumulator';
-import { RoundSchedule } from './round-schedule';
+import { RoundResults } from './round-results';
+import { runInTurns } from './round-schedule';
 import { answerEveryToolCall } from '../llm/tool-call-sequence';
 import { errorMessage } from '../runtime/error-message';
 
@@ -223,7 +224,7 @@ export class AgentLoop {
   }
 
   /**
-   * Runs the calls of a round as their tools allow (`RoundSchedule`): read-only calls together,
+   * Runs the calls of a round as their tools allow (`runInTurns`): read-only calls together,
    * any other call after every call before it. Each runs inside `ToolCallContext.run(callId, …)`;
    * results are applied in the round's order: to the conversation, to the listener, then to the
    * store in one batch. On cancellation, calls still running or waiting get
@@ -237,17 +238,60 @@ export class AgentLoop {
     persistence?: AgentRunPersistence,
     resumed?: PendingRound,
   ): Promise<void> {
-    // A run cancelled as the answer ended starts none of its calls.
     const startedAt = performance.now();
-    const schedule = new RoundSchedule();
+    const results = new RoundResults<ToolResult>(toolCalls.length, context.signal);
+    const steps = this.planRound(context, toolCalls, notify, persistence, resumed, results);
+    void runInTurns(
+      steps,
+      (step) => step.concurrency,
+      ({ call, invocation, allowed }, position) => {
+        const dispatched = ToolCallContext.run(call.id, () => this.dispatchTool(call, invocation, allowed));
+        return results.take(position, persistence?.saveToolResult ? this.storeOnFinish(context, call, dispatched, persistence) : dispatched);
+      },
+      () => context.isCancelled,
+    );
+    const toolMessages: ChatMessage[] = [];
+    try {
+      for (const [position, call] of toolCalls.entries()) {
+        const known = results.at(position);
+        const settled = known instanceof Promise ? await known : known;
+        const result = settled ?? cancelledResult(call.id, Math.round(performance.now() - startedAt));
+        const meta = toToolResultMeta(result);
+        toolMessages.push(context.addToolResult(call.id, call.function.name, result.content, result.status === 'error', messageExtras(result)));
+        if (resumed?.announced.has(call.id)) continue;
+        notify('onToolCallResult', (l) => l.onToolCallResult(call.id, result.content, meta));
+      }
+    } finally {
+      results.close();
+    }
+    await save(() => persistence?.saveToolMessages(toolMessages));
+  }
+
+  /**
+   * What each call of a round needs to run: its invocation, whether it is allowed and how it may
+   * overlap the others (null: it takes no turn). A resumed call whose result stands, and one that
+   * may have been running when the process stopped, get their result here instead; a run
+   * cancelled as the answer ended starts none of its calls.
+   */
+  private planRound(
+    context: AgentExecutionContext,
+    toolCalls: ToolCall[],
+    notify: Notifier,
+    persistence: AgentRunPersistence | undefined,
+    resumed: PendingRound | undefined,
+    results: RoundResults<ToolResult>,
+  ): Array<RoundStep | null> {
     // Of a resumed round: whether every call so far had finished before the process stopped.
     let earlierFinished = true;
-    const running = toolCalls.map((call) => {
+    return toolCalls.map((call, position) => {
       // A resumed round's results stand, cancelled or not; they were stored as their calls finished.
       const settled = resumed?.settled.get(call.id);
       const finishedBefore = earlierFinished;
       earlierFinished &&= settled !== undefined;
-      if (settled !== undefined) return { promise: Promise.resolve(settled), settled: { value: settled } };
+      if (settled !== undefined) {
+        results.set(position, settled);
+        return null;
+      }
       if (context.isCancelled) return null;
       const invocation = this.invocationFor(context, call, notify);
       const allowed = context.isToolAllowed(call.function.name);
@@ -258,26 +302,11 @@ export class AgentLoop {
         // work, so it is not run a second time. (A read-only call is safe to run again; a call
         // behind one that had not finished never started, and runs now.)
         const interrupted = Promise.resolve(interruptedResult(call.id));
-        return trackSettlement(persistence?.saveToolResult ? this.storeOnFinish(context, call, interrupted, persistence) : interrupted);
+        void results.take(position, persistence?.saveToolResult ? this.storeOnFinish(context, call, interrupted, persistence) : interrupted);
+        return null;
       }
-      const dispatched = schedule.add(concurrency, () =>
-        // A call still waiting for its turn when the run is cancelled never starts.
-        context.isCancelled
-          ? Promise.resolve(cancelledResult(call.id, 0))
-          : ToolCallContext.run(call.id, () => this.dispatchTool(call, invocation, allowed)),
-      );
-      return trackSettlement(persistence?.saveToolResult ? this.storeOnFinish(context, call, dispatched, persistence) : dispatched);
+      return { call, invocation, allowed, concurrency };
     });
-    const toolMessages: ChatMessage[] = [];
-    for (const [position, call] of toolCalls.entries()) {
-      const settled = await resultOrAbort(running[position], context.signal);
-      const result = settled === ABORTED ? cancelledResult(call.id, Math.round(performance.now() - startedAt)) : settled;
-      const meta = toToolResultMeta(result);
-      toolMessages.push(context.addToolResult(call.id, call.function.name, result.content, result.status === 'error', messageExtras(result)));
-      if (resumed?.announced.has(call.id)) continue;
-      notify('onToolCallResult', (l) => l.onToolCallResult(call.id, result.content, meta));
-    }
-    await save(() => persistence?.saveToolMessages(toolMessages));
   }
 
   /**
@@ -465,10 +494,12 @@ function messageExtras(result: ToolResult): ToolMessageExtras {
   };
 }
 
-/** A running call, with its result recorded as soon as it has one. */
-interface TrackedCall {
-  promise: Promise<ToolResult>;
-  settled: { value: ToolResult } | null;
+/** A call of a round that runs when its turn comes (`runInTurns`). */
+interface RoundStep {
+  call: ToolCall;
+  invocation: ToolInvocation;
+  allowed: boolean;
+  concurrency: ToolConcurrency;
 }
 
 /** The result of a resumed round's call that may have been running when its process stopped. */
@@ -479,22 +510,6 @@ function interruptedResult(callId: string): ToolResult {
 /** The result of a call the run stopped waiting for, `durationMs` after the round's calls started. */
 function cancelledResult(callId: string, durationMs: number): ToolResult {
   return { callId, status: 'error', content: TOOL_CANCELLED_RESULT, errorMessage: 'the run was cancelled before the tool finished', durationMs };
-}
-
-function trackSettlement(promise: Promise<ToolResult>): TrackedCall {
-  const tracked: TrackedCall = { promise, settled: null };
-  promise.then(
-    (value) => (tracked.settled = { value }),
-    () => undefined,
-  );
-  return tracked;
-}
-
-/** A call that finished keeps its result even when the run was cancelled before it was applied. */
-async function resultOrAbort(call: TrackedCall | null, signal: AbortSignal): Promise<ToolResult | typeof ABORTED> {
-  if (call === null) return ABORTED;
-  if (call.settled) return call.settled.value;
-  return raceAbort(call.promise, signal);
 }
 
 /** Settles with `promise`, or with `ABORTED` as soon as `signal` fires; a later rejection is ignored. */

@@ -1,45 +1,56 @@
 import type { ToolConcurrency } from '../tool/tool-invocation';
 
 /**
- * The order in which the calls of one round may run, as a readers–writer queue in call order:
- * a `shared` call (read-only) starts once every `exclusive` call before it has finished; an
+ * Starts the calls of one round in their turns, as a readers–writer queue in call order: a
+ * `shared` call (read-only) starts once every `exclusive` call before it has finished; an
  * `exclusive` call starts once every call before it has finished. So a read after an edit of
  * the same round sees the edit, two writes never race, and reads side by side still overlap.
+ *
+ * - A `null` in `calls` takes no turn (that call has its result already).
+ * - Calls start as soon as nothing before them holds them back: the shared calls at the head of
+ *   a round all start in the same tick, before this returns.
+ * - A call is started only when its turn comes, and not once `stopped()` answers true: a call
+ *   still waiting when the run is cancelled never starts.
+ * - Nothing is made for a call before its turn — no promise, no listener — so a round of
+ *   thousands of calls that run one at a time holds one of them at a time, not a chain of all.
+ *
+ * `start` may reject: the call has settled all the same. Resolves once every call it started
+ * has settled, or once it stopped starting calls.
  */
-export class RoundSchedule {
-  /** Settles when the last exclusive call (and so every call before it) has settled; `null` before the first. */
-  private lastExclusive: Promise<void> | null = null;
-  /** The shared calls added since the last exclusive one: the next exclusive call waits for them. */
-  private sharedSince: Array<Promise<unknown>> = [];
+export async function runInTurns<T>(
+  calls: ReadonlyArray<T | null>,
+  concurrencyOf: (call: T) => ToolConcurrency,
+  start: (call: T, position: number) => Promise<unknown>,
+  stopped: () => boolean,
+): Promise<void> {
+  // The shared calls started since the last exclusive one that have not settled yet.
+  let running = 0;
+  let drained: (() => void) | null = null;
+  const settled = (): void => {
+    running--;
+    if (running > 0 || drained === null) return;
+    const wake = drained;
+    drained = null;
+    wake();
+  };
+  const untilDrained = (): Promise<void> => new Promise<void>((resolve) => (drained = resolve));
 
-  /**
-   * Adds the next call of the round; `start` is called when its turn comes — at once when nothing
-   * before it holds it back, so a round of shared calls starts them all in the same tick.
-   *
-   * What an exclusive call waits for is gathered only when one is added: a shared call costs one
-   * promise, not a link in a chain of every call so far (a round can hold thousands).
-   */
-  add<T>(concurrency: ToolConcurrency, start: () => Promise<T>): Promise<T> {
+  for (let position = 0; position < calls.length; position++) {
+    const call = calls[position];
+    if (call === null) continue;
+    const concurrency = concurrencyOf(call);
+    if (concurrency === 'exclusive' && running > 0) await untilDrained();
+    if (stopped()) return;
     if (concurrency === 'shared') {
-      const running = this.lastExclusive === null ? start() : this.lastExclusive.then(start);
-      this.sharedSince.push(running);
-      return running;
+      running++;
+      start(call, position).then(settled, settled);
+      continue;
     }
-    // The shared calls since the last exclusive one started after it settled, so once they have
-    // all settled, so has every call before this one.
-    const shared = this.sharedSince;
-    this.sharedSince = [];
-    const gate = shared.length > 0 ? Promise.all(shared.map(settledOf)) : this.lastExclusive;
-    const running = gate === null ? start() : gate.then(start);
-    this.lastExclusive = settledOf(running);
-    return running;
+    try {
+      await start(call, position);
+    } catch {
+      // A call that failed has finished too: the next one's turn has come.
+    }
   }
-}
-
-/** Settles, without a value, when `promise` does, whichever way. */
-function settledOf(promise: Promise<unknown>): Promise<void> {
-  return promise.then(
-    () => undefined,
-    () => undefined,
-  );
+  if (running > 0) await untilDrained();
 }
