@@ -240,16 +240,21 @@ export class AgentLoop {
   ): Promise<void> {
     const startedAt = performance.now();
     const results = new RoundResults<ToolResult>(toolCalls.length, context.signal);
-    const steps = this.planRound(context, toolCalls, notify, persistence, resumed, results);
-    void runInTurns(
-      steps,
-      (step) => step.concurrency,
-      ({ call, invocation, allowed }, position) => {
+    const turns = this.planRound(context, toolCalls, persistence, resumed, results);
+    runInTurns(
+      turns,
+      (concurrency) => concurrency,
+      (_, position) => {
+        const call = toolCalls[position];
+        // Made when its turn comes, not for the whole round at once: what a call holds while it
+        // waits is only its place in `turns`.
+        const invocation = this.invocationFor(context, call, notify);
+        const allowed = context.isToolAllowed(call.function.name);
         const dispatched = ToolCallContext.run(call.id, () => this.dispatchTool(call, invocation, allowed));
         return results.take(position, persistence?.saveToolResult ? this.storeOnFinish(context, call, dispatched, persistence) : dispatched);
       },
       () => context.isCancelled,
-    );
+    ).catch((error: unknown) => results.failRemaining(error));
     const toolMessages: ChatMessage[] = [];
     try {
       for (const [position, call] of toolCalls.entries()) {
@@ -268,19 +273,17 @@ export class AgentLoop {
   }
 
   /**
-   * What each call of a round needs to run: its invocation, whether it is allowed and how it may
-   * overlap the others (null: it takes no turn). A resumed call whose result stands, and one that
-   * may have been running when the process stopped, get their result here instead; a run
-   * cancelled as the answer ended starts none of its calls.
+   * How each call of a round may overlap the others (`runInTurns`); null for a call that takes no
+   * turn: a resumed call whose result stands, one that may have been running when the process
+   * stopped (both get their result here), and every call of a run cancelled as the answer ended.
    */
   private planRound(
     context: AgentExecutionContext,
     toolCalls: ToolCall[],
-    notify: Notifier,
     persistence: AgentRunPersistence | undefined,
     resumed: PendingRound | undefined,
     results: RoundResults<ToolResult>,
-  ): Array<RoundStep | null> {
+  ): Array<ToolConcurrency | null> {
     // Of a resumed round: whether every call so far had finished before the process stopped.
     let earlierFinished = true;
     return toolCalls.map((call, position) => {
@@ -293,10 +296,10 @@ export class AgentLoop {
         return null;
       }
       if (context.isCancelled) return null;
-      const invocation = this.invocationFor(context, call, notify);
-      const allowed = context.isToolAllowed(call.function.name);
       // A refused call runs nothing, so it takes no turn.
-      const concurrency = allowed ? (this.dispatcher.concurrencyOf?.(invocation) ?? 'shared') : 'shared';
+      const concurrency = context.isToolAllowed(call.function.name)
+        ? (this.dispatcher.concurrencyOf?.(this.invocationFor(context, call, null)) ?? 'shared')
+        : 'shared';
       if (resumed && !resumed.waited?.has(call.id) && concurrency === 'exclusive' && finishedBefore) {
         // Its turn had come before the stop and it left no result: it may have done part of its
         // work, so it is not run a second time. (A read-only call is safe to run again; a call
@@ -305,7 +308,7 @@ export class AgentLoop {
         void results.take(position, persistence?.saveToolResult ? this.storeOnFinish(context, call, interrupted, persistence) : interrupted);
         return null;
       }
-      return { call, invocation, allowed, concurrency };
+      return concurrency;
     });
   }
 
@@ -345,8 +348,8 @@ export class AgentLoop {
     return this.dispatcher.dispatchInvocation(invocation);
   }
 
-  /** The call with its whole context, as the dispatcher takes it. */
-  private invocationFor(context: AgentExecutionContext, call: ToolCall, notify: Notifier): ToolInvocation {
+  /** The call with its whole context, as the dispatcher takes it; `notify` null: no progress sink (to ask about it only). */
+  private invocationFor(context: AgentExecutionContext, call: ToolCall, notify: Notifier | null): ToolInvocation {
     return {
       callId: call.id,
       executionId: context.executionId,
@@ -362,7 +365,7 @@ export class AgentLoop {
       sessionTools: context.sessionTools,
       // The run's cancellation reaches the tool itself, not only the loop's waiting.
       signal: context.signal,
-      onProgress: (progress) => notify('onToolCallProgress', (l) => l.onToolCallProgress?.(call.id, progress)),
+      onProgress: notify === null ? undefined : (progress) => notify('onToolCallProgress', (l) => l.onToolCallProgress?.(call.id, progress)),
     };
   }
 
@@ -492,14 +495,6 @@ function messageExtras(result: ToolResult): ToolMessageExtras {
     images: result.images?.map(({ mediaType, data }) => ({ mediaType, data })),
     attachments: result.attachments,
   };
-}
-
-/** A call of a round that runs when its turn comes (`runInTurns`). */
-interface RoundStep {
-  call: ToolCall;
-  invocation: ToolInvocation;
-  allowed: boolean;
-  concurrency: ToolConcurrency;
 }
 
 /** The result of a resumed round's call that may have been running when its process stopped. */

@@ -54,6 +54,16 @@ describe('RoundResults', () => {
     expect(results.at(2)).toEqual({ n: 2 });
   });
 
+  it('fails the calls without a result when the round cannot run them, and keeps the results it has', async () => {
+    const results = new RoundResults<{ n: number }>(3, new AbortController().signal);
+    results.set(0, { n: 0 });
+    const waiting = results.at(1);
+    results.failRemaining(new Error('the round stopped'));
+    await expect(waiting).rejects.toThrow('the round stopped');
+    expect(results.at(0)).toEqual({ n: 0 });
+    expect(() => results.at(2)).toThrow('the round stopped');
+  });
+
   it('puts one listener on the run signal for the whole round, made only when it has to wait, and drops it when closed', async () => {
     const { signal, listeners } = countingSignal(new AbortController());
     const results = new RoundResults<{ n: number }>(100, signal);

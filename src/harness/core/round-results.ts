@@ -64,6 +64,13 @@ export class RoundResults<T> {
     return new Promise<T | null>((resolve, reject) => (this.waiting = { position, resolve, reject }));
   }
 
+  /** Fails every call that has no result yet with `error`: the round could not run them. */
+  failRemaining(error: unknown): void {
+    for (let position = 0; position < this.values.length; position++) {
+      if (this.values[position] === undefined && !this.failures.has(position)) this.fail(position, error);
+    }
+  }
+
   /** The round is applied: drops the listener on the run's signal. */
   close(): void {
     if (this.onAbort === null) return;

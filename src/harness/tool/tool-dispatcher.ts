@@ -152,8 +152,8 @@ export class ToolDispatcher implements ToolInvocationDispatcher {
    * normalizes what the tool returned. Never throws: an exception becomes an `error` result whose
    * content is what the agent loop used to make of it, `Tool execution failed: …`.
    */
-  async dispatchInvocation(invocation: ToolInvocation): Promise<ToolResult> {
-    return (await this.settle(invocation, 'session')).result;
+  dispatchInvocation(invocation: ToolInvocation): Promise<ToolResult> {
+    return this.settle(invocation, 'session').then(resultOf);
   }
 
   /** How the call may overlap the other calls of its round: read-only calls share, others wait. */
@@ -599,6 +599,10 @@ class CallScope implements ToolCallScope {
   get signal(): AbortSignal | undefined {
     return this.call?.signal;
   }
+}
+
+function resultOf(settled: Settled): ToolResult {
+  return settled.result;
 }
 
 /**
