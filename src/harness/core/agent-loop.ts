@@ -257,8 +257,8 @@ export class AgentLoop {
     ).catch((error: unknown) => results.failRemaining(error));
     const toolMessages: ChatMessage[] = [];
     try {
-      for (const [position, call] of toolCalls.entries()) {
-        const known = results.at(position);
+      for (const call of toolCalls) {
+        const known = results.next();
         const settled = known instanceof Promise ? await known : known;
         const result = settled ?? cancelledResult(call.id, Math.round(performance.now() - startedAt));
         const meta = toToolResultMeta(result);

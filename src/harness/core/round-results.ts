@@ -1,19 +1,22 @@
-/** Who waits for the result at one position of the round. */
+/** The loop waiting for the next result of the round. */
 interface Waiting<T> {
-  position: number;
   resolve: (value: T | null) => void;
   reject: (error: unknown) => void;
 }
 
 /**
- * The results of one round's calls, filled as the calls finish (in any order) and read in call
- * order by the loop that applies them. Whatever the number of calls, the round holds at most one
- * waiting promise and one listener on the run's signal, made only when the loop has to wait.
+ * The results of one round's calls, filled as the calls finish (in any order) and read once each,
+ * in call order, by the loop that applies them. Whatever the number of calls, the round holds at
+ * most one waiting promise and one listener on the run's signal, made only when the loop has to
+ * wait; a result read is let go (the loop keeps what it needs of it), so a long round does not
+ * carry its results to its end twice.
  */
 export class RoundResults<T> {
-  /** `undefined`: no result yet. A result is an object, never `undefined`. */
+  /** `undefined`: no result yet, or read already. A result is an object, never `undefined`. */
   private readonly values: Array<T | undefined>;
   private readonly failures = new Map<number, unknown>();
+  /** The position `next` reads. */
+  private cursor = 0;
   private waiting: Waiting<T> | null = null;
   private onAbort: (() => void) | null = null;
 
@@ -24,13 +27,14 @@ export class RoundResults<T> {
     this.values = new Array<T | undefined>(count);
   }
 
-  /** Records the result of the call at `position`. */
+  /** Records the result of the call at `position` (nothing once that position was read). */
   set(position: number, value: T): void {
+    if (position < this.cursor) return;
+    if (position === this.cursor && this.waiting !== null) {
+      this.wake().resolve(value);
+      return;
+    }
     this.values[position] = value;
-    const waiting = this.waiting;
-    if (waiting?.position !== position) return;
-    this.waiting = null;
-    waiting.resolve(value);
   }
 
   /** Records what `outcome` settles with, result or failure; the answer never rejects. */
@@ -41,34 +45,46 @@ export class RoundResults<T> {
     );
   }
 
+  /** Fails every call that has no result yet with `error`: the round could not run them. */
+  failRemaining(error: unknown): void {
+    for (let position = this.cursor; position < this.values.length; position++) {
+      if (this.values[position] === undefined && !this.failures.has(position)) this.fail(position, error);
+    }
+  }
+
   /**
-   * The result of the call at `position`: the value itself when it is there (even after the run
-   * was cancelled: a call that finished keeps its result), else a promise of it — which settles
-   * with `null` if the run's signal fires first; `null` at once when it has fired. Throws (or the
-   * promise rejects) with what the call's outcome failed with. One position is waited for at a
-   * time.
+   * The result of the next call in call order: the value itself when it is there (even after the
+   * run was cancelled: a call that finished keeps its result), else a promise of it — which
+   * settles with `null` if the run's signal fires first; `null` at once when it has fired. Throws
+   * (or the promise rejects) with what the call's outcome failed with.
    */
-  at(position: number): T | null | Promise<T | null> {
+  next(): T | null | Promise<T | null> {
+    const position = this.cursor;
+    if (position >= this.values.length) throw new Error('every result of the round has been read');
+    if (this.waiting !== null) throw new Error('the next result of the round is already awaited');
     const value = this.values[position];
-    if (value !== undefined) return value;
-    if (this.failures.has(position)) throw this.failures.get(position);
-    if (this.signal.aborted) return null;
+    if (value !== undefined) {
+      this.values[position] = undefined;
+      this.cursor++;
+      return value;
+    }
+    if (this.failures.has(position)) {
+      const failure = this.failures.get(position);
+      this.failures.delete(position);
+      this.cursor++;
+      throw failure;
+    }
+    if (this.signal.aborted) {
+      this.cursor++;
+      return null;
+    }
     if (this.onAbort === null) {
       this.onAbort = () => {
-        const waiting = this.waiting;
-        this.waiting = null;
-        waiting?.resolve(null);
+        if (this.waiting !== null) this.wake().resolve(null);
       };
       this.signal.addEventListener('abort', this.onAbort, { once: true });
     }
-    return new Promise<T | null>((resolve, reject) => (this.waiting = { position, resolve, reject }));
-  }
-
-  /** Fails every call that has no result yet with `error`: the round could not run them. */
-  failRemaining(error: unknown): void {
-    for (let position = 0; position < this.values.length; position++) {
-      if (this.values[position] === undefined && !this.failures.has(position)) this.fail(position, error);
-    }
+    return new Promise<T | null>((resolve, reject) => (this.waiting = { resolve, reject }));
   }
 
   /** The round is applied: drops the listener on the run's signal. */
@@ -79,10 +95,19 @@ export class RoundResults<T> {
   }
 
   private fail(position: number, error: unknown): void {
+    if (position < this.cursor) return;
+    if (position === this.cursor && this.waiting !== null) {
+      this.wake().reject(error);
+      return;
+    }
     this.failures.set(position, error);
-    const waiting = this.waiting;
-    if (waiting?.position !== position) return;
+  }
+
+  /** The waiting loop, no longer waiting: its position is read. */
+  private wake(): Waiting<T> {
+    const waiting = this.waiting!;
     this.waiting = null;
-    waiting.reject(error);
+    this.cursor++;
+    return waiting;
   }
 }
