@@ -65,15 +65,15 @@ async function loopResults(workloads: Workload[], subjects: InProcessSubject[]):
     for (const workload of workloads) {
       for (const subject of subjects) {
         const result = await childResult(subject, workload);
-        passes.set(key(subject, workload), [...(passes.get(key(subject, workload)) ?? []), result]);
+        const cell = key(subject, workload);
+        passes.set(cell, [...(passes.get(cell) ?? []), result]);
         process.stderr.write(`  pass ${pass}: ${subject} ${workload.calls}×${workload.rounds}: ${formatNs(result.perCallNs)} per call\n`);
       }
     }
   }
   const results = new Map<string, InProcessResult>();
   for (const [cell, runs] of passes) {
-    const middle = [...runs].sort((a, b) => a.perCallNs - b.perCallNs)[Math.floor(runs.length / 2)];
-    results.set(cell, { ...middle, runs: runs.reduce((sum, run) => sum + run.runs, 0) });
+    results.set(cell, { ...runs[0], perCallNs: median(runs.map((run) => run.perCallNs)), runs: runs.reduce((sum, run) => sum + run.runs, 0) });
   }
   return results;
 }

@@ -243,8 +243,7 @@ export class AgentLoop {
     const turns = this.planRound(context, toolCalls, persistence, resumed, results);
     runInTurns(
       turns,
-      (concurrency) => concurrency,
-      (_, position) => {
+      (position) => {
         const call = toolCalls[position];
         // Made when its turn comes, not for the whole round at once: what a call holds while it
         // waits is only its place in `turns`.

@@ -27,9 +27,9 @@ const turn = () => new Promise((resolve) => setImmediate(resolve));
 function run(calls: Array<TestCall | null>, stopped: () => boolean = () => false) {
   const log: string[] = [];
   const done = runInTurns(
-    calls,
-    (each) => each.concurrency,
-    (each, position) => {
+    calls.map((each) => each?.concurrency ?? null),
+    (position) => {
+      const each = calls[position]!;
       log.push(`start ${each.name} at ${position}`);
       return each.ended;
     },

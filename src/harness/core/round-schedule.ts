@@ -6,7 +6,8 @@ import type { ToolConcurrency } from '../tool/tool-invocation';
  * `exclusive` call starts once every call before it has finished. So a read after an edit of
  * the same round sees the edit, two writes never race, and reads side by side still overlap.
  *
- * - A `null` in `calls` takes no turn (that call has its result already).
+ * - `turns` holds each call's concurrency, in call order; `null` takes no turn (that call has its
+ *   result already).
  * - Calls start as soon as nothing before them holds them back: the shared calls at the head of
  *   a round all start in the same tick, before this returns.
  * - A call is started only when its turn comes, and not once `stopped()` answers true: a call
@@ -17,10 +18,9 @@ import type { ToolConcurrency } from '../tool/tool-invocation';
  * `start` may reject: the call has settled all the same. Resolves once every call it started
  * has settled, or once it stopped starting calls.
  */
-export async function runInTurns<T>(
-  calls: ReadonlyArray<T | null>,
-  concurrencyOf: (call: T) => ToolConcurrency,
-  start: (call: T, position: number) => Promise<unknown>,
+export async function runInTurns(
+  turns: ReadonlyArray<ToolConcurrency | null>,
+  start: (position: number) => Promise<unknown>,
   stopped: () => boolean,
 ): Promise<void> {
   // The shared calls started since the last exclusive one that have not settled yet.
@@ -35,19 +35,18 @@ export async function runInTurns<T>(
   };
   const untilDrained = (): Promise<void> => new Promise<void>((resolve) => (drained = resolve));
 
-  for (let position = 0; position < calls.length; position++) {
-    const call = calls[position];
-    if (call === null) continue;
-    const concurrency = concurrencyOf(call);
+  for (let position = 0; position < turns.length; position++) {
+    const concurrency = turns[position];
+    if (concurrency === null) continue;
     if (concurrency === 'exclusive' && running > 0) await untilDrained();
     if (stopped()) return;
     if (concurrency === 'shared') {
       running++;
-      start(call, position).then(settled, settled);
+      start(position).then(settled, settled);
       continue;
     }
     try {
-      await start(call, position);
+      await start(position);
     } catch {
       // A call that failed has finished too: the next one's turn has come.
     }
