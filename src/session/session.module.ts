@@ -42,10 +42,14 @@ import { StreamingWsRegistry } from './ws/streaming-ws-registry';
 /** How long the server is without a run before it gives back the memory a burst of runs took. */
 const IDLE_RECLAIM_MS = 1_000;
 
-/** Stops the pooled grep threads (a search starts one again) and collects the main thread's garbage. */
-function reclaimIdleMemory(): void {
+/**
+ * Stops the pooled grep threads (a search starts one again), collects the main thread's garbage
+ * and empties the database connection's page cache.
+ */
+function reclaimIdleMemory(database: HarnessDatabase): void {
   void closeGrepWorkers();
   collectGarbage();
+  database.releaseMemory();
 }
 
 /** What `SessionModule.forRoot` needs from its host. */
@@ -121,8 +125,8 @@ export class SessionModule {
               waits,
               resumedAnswers,
               logger: new Logger('RunService'),
-              // A second without runs: the pooled grep threads and the garbage of the burst go.
-              idle: { afterMs: IDLE_RECLAIM_MS, reclaim: reclaimIdleMemory },
+              // A second without runs: the pooled grep threads, the garbage of the burst and the page cache go.
+              idle: { afterMs: IDLE_RECLAIM_MS, reclaim: () => reclaimIdleMemory(database) },
             }),
           inject: [
             AgentLoop,

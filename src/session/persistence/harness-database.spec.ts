@@ -222,6 +222,38 @@ describe('HarnessDatabase', () => {
     });
   });
 
+  describe('releaseMemory', () => {
+    it('empties the page cache without losing what is stored, or what a pending batch holds', () => {
+      const file = path.join(dir, 'release.db');
+      const database = open(file);
+      const sessionId = insertSession(database);
+      const insert = database.connection.prepare(
+        "INSERT INTO tasks (session_id, title, status, created_at, updated_at) VALUES (?, ?, 'pending', '2024-01-01T00:00:00.000Z', '2024-01-01T00:00:00.000Z')",
+      );
+      database.transaction(() => {
+        for (let i = 0; i < 2_000; i++) insert.run(sessionId, `task ${i} `.padEnd(200, 'x'));
+      });
+      const count = database.connection.prepare('SELECT COUNT(*) FROM tasks').pluck();
+      expect(count.get()).toBe(2_000);
+      database.batch(() => insert.run(sessionId, 'written into the batch'));
+
+      database.releaseMemory();
+
+      expect(database.batchPending).toBe(true);
+      expect(count.get()).toBe(2_001);
+      database.commit();
+      database.close();
+      const reopened = open(file);
+      expect(reopened.connection.prepare('SELECT COUNT(*) FROM tasks').pluck().get()).toBe(2_001);
+    });
+
+    it('does nothing once the connection is closed', () => {
+      const database = open(path.join(dir, 'closed.db'));
+      database.close();
+      expect(() => database.releaseMemory()).not.toThrow();
+    });
+  });
+
   describe('transaction', () => {
     it('commits everything the function wrote and returns its value', () => {
       const database = open(':memory:');
