@@ -97,7 +97,7 @@ export class EditFileTool extends WorkspaceTool {
     let content: string;
     let at: number;
     try {
-      const bytes = await readAtMost(file.handle, this.maxFileBytes);
+      const bytes = await readAtMost(file.handle, this.maxFileBytes, file.size);
       if (bytes === null) {
         return errorResult(`'${shown}' is larger than ${this.maxFileBytes} bytes; edit_file works on smaller files (use shell for this one)`);
       }

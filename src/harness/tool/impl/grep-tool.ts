@@ -346,7 +346,7 @@ export class GrepTool extends WorkspaceTool {
     try {
       const stat = await handle.stat();
       if (!stat.isFile() || stat.size > this.maxFileBytes) return null;
-      const bytes = await readAtMost(handle, this.maxFileBytes);
+      const bytes = await readAtMost(handle, this.maxFileBytes, stat.size);
       return bytes === null || looksBinary(bytes) ? null : bytes.toString('utf8');
     } catch {
       return null;

@@ -6,7 +6,7 @@ import { resolveInWorkspace } from '../workspace-path';
 import type { ToolOutput } from '../tool-output';
 import { looksBinary } from './binary-content';
 import { errorResult, textResult } from './json-result';
-import { openRegularFile } from './regular-file';
+import { openRegularFile, readReachedEnd } from './regular-file';
 import { WorkspaceTool } from './workspace-tool';
 
 /** Default cap on the bytes `read_file` returns in one call: 1 MiB. */
@@ -85,15 +85,16 @@ export class ReadFileTool extends WorkspaceTool {
     if (!opened.ok) return errorResult(opened.error);
     const handle = opened.handle;
     try {
-      return await this.readRange(handle, shown, offset.value ?? 1, limit.value);
+      return await this.readRange(handle, shown, offset.value ?? 1, limit.value, opened.size);
     } finally {
       await handle.close();
     }
   }
 
-  private async readRange(handle: FileHandle, shown: string, first: number, limit: number | undefined): Promise<ToolOutput> {
+  private async readRange(handle: FileHandle, shown: string, first: number, limit: number | undefined, sizeAtOpen: number): Promise<ToolOutput> {
     const last = limit === undefined ? Infinity : first + limit - 1;
-    const chunk = Buffer.alloc(CHUNK_BYTES);
+    // Every byte used is one a read filled: no need to zero it first.
+    const chunk = Buffer.allocUnsafe(CHUNK_BYTES);
     const pieces: Buffer[] = [];
     let collected = 0;
     let line = 1;
@@ -129,6 +130,7 @@ export class ReadFileTool extends WorkspaceTool {
         if (line > last) break reading;
         start = end;
       }
+      if (readReachedEnd(bytesRead, CHUNK_BYTES, position, sizeAtOpen)) break;
     }
 
     if (truncatedAtLine !== null) {

@@ -38,7 +38,9 @@ export interface ResolvedWorkspaceFile {
  *   file) and then checked on the open handle itself. A FIFO without a reader refuses a
  *   non-blocking write open (`ENXIO`); that is answered as not a regular file too.
  * - Writing opens without `O_TRUNC` and empties the file after that check (`edit` leaves the
- *   emptying to its caller, once it has read the file).
+ *   emptying to its caller, once it has read the file). A file that is already empty (a new one)
+ *   is not truncated: on ext4 a truncation to zero makes the file's close start writing it out at
+ *   once (`auto_da_alloc`), which cost every new file a flush.
  * - `create` makes missing parent directories, inside the pinned parents.
  * - `directoryError` is the answer when the path is a directory (default: that it is one).
  */
@@ -67,7 +69,7 @@ export async function openRegularFile(
       return { ok: false, error: stat.isDirectory() ? (options.directoryError ?? `'${shown}' is a directory`) : `'${shown}' is not a regular file` };
     }
     const keeps = access === 'read' || access === 'edit';
-    if (!keeps) await handle.truncate(0);
+    if (!keeps && stat.size > 0) await handle.truncate(0);
     return { ok: true, handle, size: keeps ? stat.size : 0 };
   } catch (error) {
     await handle.close().catch(() => undefined);
@@ -76,19 +78,33 @@ export async function openRegularFile(
 }
 
 /**
- * The whole content of an open file if it has at most `maxBytes`, else `null`. Reads with its own
- * bound rather than trusting the size seen at open: a file that grows meanwhile (a command
+ * Whether a read of a regular file that returned `bytesRead` of the `requested` bytes, `total`
+ * read so far, reached the end: a short read there ends at the end of the file, which spares the
+ * read that would return nothing. The file's size when it was opened must have been reached too:
+ * some file systems (FUSE with direct I/O) may answer short before the end, and a file that
+ * grew since it was opened is read on until a read returns nothing.
+ */
+export function readReachedEnd(bytesRead: number, requested: number, total: number, sizeAtOpen: number): boolean {
+  return bytesRead === 0 || (bytesRead < requested && total >= sizeAtOpen);
+}
+
+/**
+ * The whole content of an open regular file if it has at most `maxBytes`, else `null`. Reads
+ * with its own bound rather than trusting the size seen at open (`sizeAtOpen`, which only tells
+ * when a short read is the end: `readReachedEnd`): a file that grows meanwhile (a command
  * appending to it) is not read past `maxBytes + 1` bytes.
  */
-export async function readAtMost(handle: FileHandle, maxBytes: number): Promise<Buffer | null> {
-  const buffer = Buffer.alloc(Math.min(maxBytes + 1, 64 * 1024));
+export async function readAtMost(handle: FileHandle, maxBytes: number, sizeAtOpen = Infinity): Promise<Buffer | null> {
+  // Every byte used is one a read filled: no need to zero it first.
+  const buffer = Buffer.allocUnsafe(Math.min(maxBytes + 1, 64 * 1024));
   const chunks: Buffer[] = [];
   let total = 0;
   for (;;) {
-    const { bytesRead } = await handle.read(buffer, 0, Math.min(buffer.length, maxBytes + 1 - total), total);
-    if (bytesRead === 0) return Buffer.concat(chunks, total);
-    chunks.push(Buffer.from(buffer.subarray(0, bytesRead)));
+    const requested = Math.min(buffer.length, maxBytes + 1 - total);
+    const { bytesRead } = await handle.read(buffer, 0, requested, total);
+    if (bytesRead > 0) chunks.push(Buffer.from(buffer.subarray(0, bytesRead)));
     total += bytesRead;
     if (total > maxBytes) return null;
+    if (readReachedEnd(bytesRead, requested, total, sizeAtOpen)) return Buffer.concat(chunks, total);
   }
 }

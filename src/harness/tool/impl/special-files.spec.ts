@@ -9,8 +9,8 @@ import { EditFileTool } from './edit-file-tool';
 import { GlobTool } from './glob-tool';
 import { GrepTool } from './grep-tool';
 import { ReadFileTool } from './read-file-tool';
-import { failureMessage, successJson } from './testing/tool-return';
-import { openRegularFile, readAtMost } from './regular-file';
+import { failureMessage, successJson, successText } from './testing/tool-return';
+import { openRegularFile, readAtMost, readReachedEnd } from './regular-file';
 import { WriteFileTool } from './write-file-tool';
 
 // Opening a FIFO blocks until its other end is opened: a tool that read or wrote one would hang
@@ -94,6 +94,41 @@ describe('the file tools and a FIFO in the workspace', () => {
     }
     const tooLarge = await new EditFileTool({ maxFileBytes: 15 }).execute(JSON.stringify({ path: 'ten.txt', old_string: 'abc', new_string: 'ABC' }), workspace);
     expect(failureMessage(tooLarge)).toBe("'ten.txt' is larger than 15 bytes; edit_file works on smaller files (use shell for this one)");
+  });
+
+  it('ends a read at a short read only once the size seen at open is reached', async () => {
+    // A short read past that size is the end; one before it (a file system that answers short)
+    // or a full one reads on.
+    expect(readReachedEnd(0, 100, 10, 10)).toBe(true);
+    expect(readReachedEnd(10, 100, 10, 10)).toBe(true);
+    expect(readReachedEnd(5, 100, 5, 10)).toBe(false);
+    expect(readReachedEnd(100, 100, 100, 10)).toBe(false);
+    await fs.writeFile(path.join(workspace, 'ten.txt'), '0123456789');
+    const opened = await openRegularFile({ workspace, relativePath: 'ten.txt' }, 'ten.txt', 'read');
+    if (!opened.ok) throw new Error(opened.error);
+    try {
+      expect(opened.size).toBe(10);
+      // Grown since it was opened: the size seen then does not cut it.
+      await fs.appendFile(path.join(workspace, 'ten.txt'), 'abcdefghij');
+      expect((await readAtMost(opened.handle, 100, opened.size))?.toString()).toBe('0123456789abcdefghij');
+      // Shrunk since: what is left is read, not what was there.
+      await fs.truncate(path.join(workspace, 'ten.txt'), 4);
+      expect((await readAtMost(opened.handle, 100, opened.size))?.toString()).toBe('0123');
+    } finally {
+      await opened.handle.close();
+    }
+    // read_file too, across reads of its chunk size.
+    const large = 'x'.repeat(64 * 1024 - 1) + '\n' + 'y'.repeat(100) + '\n';
+    await fs.writeFile(path.join(workspace, 'large.txt'), large);
+    expect(successText(await run(new ReadFileTool(), { path: 'large.txt' }))).toBe(large);
+  });
+
+  it('empties a file it overwrites, and leaves a new one as it was created', async () => {
+    await fs.writeFile(path.join(workspace, 'old.txt'), 'a much longer content than the new one');
+    expect(successJson(await run(new WriteFileTool(), { path: 'old.txt', content: 'short' }))).toEqual({ path: 'old.txt', bytes: 5 });
+    expect(await fs.readFile(path.join(workspace, 'old.txt'), 'utf8')).toBe('short');
+    expect(successJson(await run(new WriteFileTool(), { path: 'new/file.txt', content: 'fresh' }))).toEqual({ path: 'new/file.txt', bytes: 5 });
+    expect(await fs.readFile(path.join(workspace, 'new', 'file.txt'), 'utf8')).toBe('fresh');
   });
 
   it('grep still searches a link to a regular file inside the workspace', async () => {
