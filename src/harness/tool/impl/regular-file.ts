@@ -94,7 +94,7 @@ export function readReachedEnd(bytesRead: number, requested: number, total: numb
  * when a short read is the end: `readReachedEnd`): a file that grows meanwhile (a command
  * appending to it) is not read past `maxBytes + 1` bytes.
  */
-export async function readAtMost(handle: FileHandle, maxBytes: number, sizeAtOpen = Infinity): Promise<Buffer | null> {
+export async function readAtMost(handle: FileHandle, maxBytes: number, sizeAtOpen: number): Promise<Buffer | null> {
   // Every byte used is one a read filled: no need to zero it first.
   const buffer = Buffer.allocUnsafe(Math.min(maxBytes + 1, 64 * 1024));
   const chunks: Buffer[] = [];
