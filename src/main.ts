@@ -16,6 +16,7 @@ import { serveOpenApiDocument } from './session/http/openapi';
 import { createValidationPipe } from './session/http/validation';
 import { parseClientFrame } from './session/gateway/client-frame';
 import { errorMessage } from './harness/runtime/error-message';
+import { startTraceExport, type TraceExport } from './trace-export';
 
 /** A running server and the address it listens on. */
 export interface RunningHarness {
@@ -87,12 +88,15 @@ async function main(): Promise<void> {
   const config = loadHarnessConfig();
   await checkListenAddress(config);
   checkDatabase(config);
+  // Before Nest starts, so that the first run's spans have somewhere to go.
+  const traces = startTraceExport();
   const harness = await startHarness(config);
-  closeOnSignals(harness);
+  closeOnSignals(harness, traces);
   // Plain lines on stdout that scripts and people can wait for (the Nest logger shows only warnings).
   if (config.generatedToken) {
     console.log(`no HARNESS_TOKENS given; token for user 1: ${config.generatedToken}`);
   }
+  if (traces) console.log(`harness sending traces to ${traces.endpoint}`);
   console.log(`harness listening on ${harness.url}`);
 }
 
@@ -118,12 +122,12 @@ function checkDatabase(config: HarnessConfig): void {
 const SHUTDOWN_DEADLINE_MS = 10_000;
 
 /**
- * SIGTERM and SIGINT close the server (runs, WebSocket clients, MCP server processes, database)
- * and exit with 0. Nest's own shutdown hooks would re-raise the signal after closing, so the
+ * SIGTERM and SIGINT close the server (runs, WebSocket clients, MCP server processes, database),
+ * send the spans still buffered for export, and exit with 0. Nest's own shutdown hooks would re-raise the signal after closing, so the
  * process would die of it (exit status 143) instead of exiting cleanly. A second signal exits at
  * once.
  */
-function closeOnSignals(harness: RunningHarness): void {
+function closeOnSignals(harness: RunningHarness, traces: TraceExport | null): void {
   let closing = false;
   const onSignal = (): void => {
     if (closing) process.exit(1);
@@ -132,13 +136,18 @@ function closeOnSignals(harness: RunningHarness): void {
       console.error(`shutdown took longer than ${SHUTDOWN_DEADLINE_MS} ms; exiting without waiting further`);
       process.exit(0);
     }, SHUTDOWN_DEADLINE_MS).unref();
-    harness.close().then(
-      () => process.exit(0),
-      (error: unknown) => {
-        console.error(`shutdown failed: ${errorMessage(error)}`);
-        process.exit(1);
-      },
-    );
+    harness
+      .close()
+      // The runs' last spans end while the server closes; a collector that is down costs the
+      // exporter's own timeout at most, within the deadline above.
+      .then(() => traces?.shutdown().catch((error: unknown) => console.error(`sending the last traces failed: ${errorMessage(error)}`)))
+      .then(
+        () => process.exit(0),
+        (error: unknown) => {
+          console.error(`shutdown failed: ${errorMessage(error)}`);
+          process.exit(1);
+        },
+      );
   };
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);

@@ -1,5 +1,5 @@
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
-import { RecordingTracerProvider } from '../src/harness/runtime/testing/recording-tracer';
+import { parentIdOf, SpanRecorder } from '../src/harness/runtime/testing/span-recorder';
 import { createSession, startRun, startTestHarness, type TestHarness } from './support/test-harness';
 
 /**
@@ -9,7 +9,7 @@ import { createSession, startRun, startTestHarness, type TestHarness } from './s
  */
 describe('tracing a run', () => {
   let t: TestHarness;
-  const provider = new RecordingTracerProvider();
+  const provider = new SpanRecorder();
 
   beforeAll(async () => {
     provider.install();
@@ -42,7 +42,7 @@ describe('tracing a run', () => {
         name: 'invoke_agent harness',
         kind: SpanKind.INTERNAL,
         ended: true,
-        scope: 'harness',
+        instrumentationScope: expect.objectContaining({ name: 'harness' }),
         attributes: expect.objectContaining({
           'gen_ai.operation.name': 'invoke_agent',
           'gen_ai.agent.name': 'harness',
@@ -61,9 +61,10 @@ describe('tracing a run', () => {
     expect(run.status?.code).not.toBe(SpanStatusCode.ERROR);
 
     const chats = provider.named('chat ');
-    expect(chats.map((span) => [span.name, span.kind, span.parentSpanId, span.ended])).toEqual([
-      ['chat fake-model', SpanKind.CLIENT, run.spanId, true],
-      ['chat fake-model', SpanKind.CLIENT, run.spanId, true],
+    const runId = run.spanContext().spanId;
+    expect(chats.map((span) => [span.name, span.kind, parentIdOf(span), span.ended])).toEqual([
+      ['chat fake-model', SpanKind.CLIENT, runId, true],
+      ['chat fake-model', SpanKind.CLIENT, runId, true],
     ]);
     expect(chats.map((span) => span.attributes['gen_ai.response.finish_reasons'])).toEqual([['tool_calls'], ['stop']]);
     expect(chats[0].attributes).toEqual(
@@ -71,10 +72,12 @@ describe('tracing a run', () => {
     );
 
     const tools = provider.named('execute_tool');
-    expect(tools.map((span) => [span.name, span.parentSpanId, span.attributes['gen_ai.tool.call.id'], span.status?.code ?? null])).toEqual([
-      ['execute_tool task_list', run.spanId, 'call_list', null],
-      ['execute_tool read_file', run.spanId, 'call_missing', SpanStatusCode.ERROR],
+    expect(tools.map((span) => [span.name, parentIdOf(span), span.attributes['gen_ai.tool.call.id'], span.status.code, span.attributes['harness.tool.status']])).toEqual([
+      ['execute_tool task_list', runId, 'call_list', SpanStatusCode.UNSET, 'success'],
+      ['execute_tool read_file', runId, 'call_missing', SpanStatusCode.ERROR, 'error'],
     ]);
+    // The duration is the ToolResult's, measured where the tool ran.
+    for (const span of tools) expect(span.attributes['harness.tool.duration_ms']).toEqual(expect.any(Number));
     expect(tools[1].attributes).toEqual(
       expect.objectContaining({ 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'read_file', 'gen_ai.tool.type': 'function', 'error.type': 'tool_error' }),
     );
@@ -91,7 +94,7 @@ describe('tracing a run', () => {
     const run = provider.named('invoke_agent').find((span) => span.attributes['harness.execution_id'] === executionId);
     expect(run?.attributes).toEqual(expect.objectContaining({ 'harness.run.status': 'error', 'error.type': 'error' }));
     expect(run?.status).toEqual(expect.objectContaining({ code: SpanStatusCode.ERROR, message: expect.stringContaining('model refused') }));
-    const chat = provider.named('chat ').find((span) => span.parentSpanId === run?.spanId);
+    const chat = provider.named('chat ').find((span) => parentIdOf(span) === run?.spanContext().spanId);
     expect(chat?.status?.code).toBe(SpanStatusCode.ERROR);
     expect(chat?.attributes['error.type']).toEqual(expect.any(String));
   });

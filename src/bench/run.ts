@@ -222,6 +222,7 @@ async function main(): Promise<void> {
     loop = await loopResults(LOOP_WORKLOADS, SUBJECTS);
     body.push(...loopSection(loop));
   }
+  let serverPerCallNs: number | undefined;
   if (only.has('server')) {
     process.stderr.write('the whole server\n');
     if (!only.has('loop')) {
@@ -231,6 +232,7 @@ async function main(): Promise<void> {
     const baseline = BASELINE ? await runServerBench({ ...options, main: BASELINE }) : null;
     const timings = await runServerBench(options);
     body.push(...serverSection(timings, loop, baseline));
+    serverPerCallNs = Math.min(...timings.filter((timing) => timing.calls > 1).map((timing) => (summarize(timing).medianMs * 1e6) / timing.calls));
   }
   if (only.has('load')) {
     process.stderr.write('under load\n');
@@ -240,7 +242,7 @@ async function main(): Promise<void> {
   }
   if (only.has('contract')) {
     process.stderr.write('the tool contract\n');
-    body.push(...(await contractSections()));
+    body.push(...(await contractSections(serverPerCallNs)));
   }
 
   const cpus = os.cpus();

@@ -1,5 +1,5 @@
 import { SpanStatusCode } from '@opentelemetry/api';
-import { RecordingTracerProvider } from '../runtime/testing/recording-tracer';
+import { SpanRecorder } from '../runtime/testing/span-recorder';
 import type { ChatRequest, LlmModelConfig, StreamChunk } from './chat-request';
 import type { LlmAdapter } from './llm-adapter';
 import { TracedLlmAdapter } from './traced-llm-adapter';
@@ -43,20 +43,19 @@ describe('TracedLlmAdapter', () => {
   });
 
   describe('with a tracing SDK', () => {
-    const provider = new RecordingTracerProvider();
-    beforeEach(() => {
-      provider.spans.length = 0;
-      provider.install();
-    });
-    afterEach(() => provider.uninstall());
+    const recorder = new SpanRecorder();
+    const spans = () => recorder.named('');
+    beforeAll(() => recorder.install());
+    beforeEach(() => recorder.reset());
+    afterAll(() => recorder.uninstall());
 
     it('records a streamed call as a chat span with provider, model, finish reason and usage, passing every chunk on', async () => {
       expect(await drain(new TracedLlmAdapter(model(CHUNKS)).stream(REQUEST, CONFIG))).toEqual(CHUNKS);
-      expect(provider.spans).toEqual([
+      expect(spans()).toEqual([
         expect.objectContaining({
           name: 'chat claude-test',
           ended: true,
-          status: undefined,
+          status: { code: SpanStatusCode.UNSET },
           attributes: {
             'gen_ai.operation.name': 'chat',
             'gen_ai.provider.name': 'anthropic',
@@ -73,7 +72,7 @@ describe('TracedLlmAdapter', () => {
 
     it('marks a stream that fails, and rethrows', async () => {
       await expect(drain(new TracedLlmAdapter(model(CHUNKS, 1)).stream(REQUEST, CONFIG))).rejects.toThrow('connection reset');
-      expect(provider.spans[0]).toEqual(
+      expect(spans()[0]).toEqual(
         expect.objectContaining({ ended: true, status: { code: SpanStatusCode.ERROR, message: 'connection reset' }, attributes: expect.objectContaining({ 'error.type': 'TypeError' }) }),
       );
     });
@@ -84,13 +83,13 @@ describe('TracedLlmAdapter', () => {
         expect(chunk).toEqual(CHUNKS[0]);
         break;
       }
-      expect(provider.spans[0]).toEqual(expect.objectContaining({ ended: true, status: undefined }));
+      expect(spans()[0]).toEqual(expect.objectContaining({ ended: true, status: { code: SpanStatusCode.UNSET } }));
       await expect(inner.streams[0][Symbol.asyncIterator]().next()).resolves.toEqual({ done: true, value: undefined });
     });
 
     it('records a whole (non-streamed) answer too', async () => {
       await new TracedLlmAdapter(model(CHUNKS)).chat(REQUEST, CONFIG);
-      expect(provider.spans[0].attributes).toEqual(expect.objectContaining({ 'gen_ai.response.finish_reasons': ['stop'], 'gen_ai.usage.input_tokens': 3 }));
+      expect(spans()[0].attributes).toEqual(expect.objectContaining({ 'gen_ai.response.finish_reasons': ['stop'], 'gen_ai.usage.input_tokens': 3 }));
     });
   });
 });

@@ -35,6 +35,10 @@ export const GenAiAttributes = {
   RUN_STATUS: 'harness.run.status',
   /** Model calls the run made. */
   RUN_ROUNDS: 'harness.run.rounds',
+  /** The tool call's `ToolResult.status`, as decided where the tool ran. */
+  TOOL_STATUS: 'harness.tool.status',
+  /** The tool call's `ToolResult.durationMs`: the tool's own time, without approval or queueing. */
+  TOOL_DURATION_MS: 'harness.tool.duration_ms',
 } as const;
 
 /** The values of `gen_ai.operation.name` Harness uses. */

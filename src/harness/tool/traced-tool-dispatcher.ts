@@ -6,7 +6,8 @@ import type { ToolResult } from './tool-result';
 /**
  * A `ToolInvocationDispatcher` in front of another that records each call as an
  * `execute_tool {tool}` span (GenAI semantic conventions: `gen_ai.tool.name`,
- * `gen_ai.tool.call.id`; a result of status `error` sets `error.type` and status ERROR). The span
+ * `gen_ai.tool.call.id`; the result's status and duration as `harness.tool.status` and
+ * `harness.tool.duration_ms`; a result of status `error` sets `error.type` and status ERROR). The span
  * covers the call from its dispatch to its result: approval, a desktop's answer, an MCP server's.
  * Without a tracing SDK the span does not record and the call goes straight through.
  */
@@ -29,6 +30,8 @@ export class TracedToolDispatcher implements ToolInvocationDispatcher {
     if (!span.isRecording()) return this.inner.dispatchInvocation(invocation);
     try {
       const result = await withSpan(span, () => this.inner.dispatchInvocation(invocation));
+      span.setAttribute(GenAiAttributes.TOOL_STATUS, result.status);
+      if (Number.isFinite(result.durationMs)) span.setAttribute(GenAiAttributes.TOOL_DURATION_MS, result.durationMs);
       if (result.status === 'error') markFailed(span, 'tool_error', result.errorMessage ?? 'the tool call failed');
       return result;
     } catch (error) {
