@@ -123,9 +123,9 @@ const SHUTDOWN_DEADLINE_MS = 10_000;
 
 /**
  * SIGTERM and SIGINT close the server (runs, WebSocket clients, MCP server processes, database),
- * send the spans still buffered for export, and exit with 0. Nest's own shutdown hooks would re-raise the signal after closing, so the
- * process would die of it (exit status 143) instead of exiting cleanly. A second signal exits at
- * once.
+ * send the spans still buffered for export, and exit with 0. Nest's own shutdown hooks would
+ * re-raise the signal after closing, so the process would die of it (exit status 143) instead of
+ * exiting cleanly. A second signal exits at once.
  */
 function closeOnSignals(harness: RunningHarness, traces: TraceExport | null): void {
   let closing = false;
@@ -138,8 +138,8 @@ function closeOnSignals(harness: RunningHarness, traces: TraceExport | null): vo
     }, SHUTDOWN_DEADLINE_MS).unref();
     harness
       .close()
-      // The runs' last spans end while the server closes; a collector that is down costs the
-      // exporter's own timeout at most, within the deadline above.
+      // The runs' last spans end while the server closes, so they are sent after it (waiting for
+      // the collector 2 s at most).
       .then(() => traces?.shutdown().catch((error: unknown) => console.error(`sending the last traces failed: ${errorMessage(error)}`)))
       .then(
         () => process.exit(0),

@@ -2,7 +2,7 @@ import { context, trace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { defaultResource, detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
-import { BatchSpanProcessor, TracerProvider, type SpanExporter } from '@opentelemetry/sdk-trace';
+import { BatchSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
 import { ConfigError } from './config/config-error';
 import { AGENT_NAME } from './harness/runtime/gen-ai-tracing';
 
@@ -25,13 +25,8 @@ export function traceExportEndpoint(env: NodeJS.ProcessEnv = process.env): strin
   for (const variable of ENDPOINT_VARIABLES) {
     const value = env[variable]?.trim();
     if (!value) continue;
-    let url: URL;
-    try {
-      url = new URL(value);
-    } catch {
-      throw new ConfigError(variable, `expected an http:// or https:// URL, got '${value}'`);
-    }
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError(variable, `expected an http:// or https:// URL, got '${value}'`);
+    const protocol = URL.canParse(value) ? new URL(value).protocol : null;
+    if (protocol !== 'http:' && protocol !== 'https:') throw new ConfigError(variable, `expected an http:// or https:// URL, got '${value}'`);
     return value;
   }
   return null;
@@ -46,17 +41,17 @@ export interface TraceExport {
 /**
  * Registers a tracer provider that batches every ended span to the OTLP endpoint, and a context
  * manager, so that spans of instrumented libraries nest under the model call that made them.
- * Returns `null`, registering nothing, when no endpoint is set. `exporter` replaces the OTLP one
- * (tests).
+ * Returns `null`, registering nothing, when no endpoint is set. Reads `process.env`, as the
+ * exporter does.
  */
-export function startTraceExport(env: NodeJS.ProcessEnv = process.env, exporter?: SpanExporter): TraceExport | null {
-  const endpoint = traceExportEndpoint(env);
+export function startTraceExport(): TraceExport | null {
+  const endpoint = traceExportEndpoint();
   if (endpoint === null) return null;
   // Harness's name unless OTEL_SERVICE_NAME or OTEL_RESOURCE_ATTRIBUTES says otherwise.
   const resource = defaultResource()
     .merge(resourceFromAttributes({ 'service.name': AGENT_NAME }))
     .merge(detectResources({ detectors: [envDetector] }));
-  const provider = new TracerProvider({ resource, spanProcessors: [new BatchSpanProcessor({ exporter: exporter ?? new OTLPTraceExporter() })] });
+  const provider = new TracerProvider({ resource, spanProcessors: [new BatchSpanProcessor({ exporter: new OTLPTraceExporter() })] });
   context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
   trace.setGlobalTracerProvider(provider);
   return {

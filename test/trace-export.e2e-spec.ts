@@ -177,8 +177,8 @@ describe('exporting traces over OTLP', () => {
     collector = await Collector.start();
   });
 
-  it('sends nothing when no endpoint is set', async () => {
-    server = spawnServer(fileServerEnv(scratch, TOKEN, provider.url));
+  it('sends nothing when the SDK is disabled, an endpoint set or not', async () => {
+    server = spawnServer({ ...fileServerEnv(scratch, TOKEN, provider.url), OTEL_EXPORTER_OTLP_ENDPOINT: collector.url, OTEL_SDK_DISABLED: 'true' });
     const url = await waitUntilListening(server);
     expect(server.stdout()).not.toContain('sending traces');
     const api = new HttpClient(url, TOKEN);
