@@ -29,7 +29,6 @@ import { SessionRepository } from './persistence/session-repository';
 import { WaitRepository } from './persistence/wait-repository';
 import { RunRecovery } from './run/run-recovery';
 import { RunService } from './run/run.service';
-import { closeGrepWorkers } from '../harness/tool/impl/grep-worker';
 import { collectGarbage } from '../harness/runtime/idle-memory';
 import { SessionDeleter } from './service/session-deleter';
 import { SessionToolProvider } from './service/session-tool-provider';
@@ -43,11 +42,10 @@ import { StreamingWsRegistry } from './ws/streaming-ws-registry';
 const IDLE_RECLAIM_MS = 1_000;
 
 /**
- * Stops the pooled grep threads (a search starts one again), collects the main thread's garbage
- * and empties the database connection's page cache.
+ * Collects the main thread's garbage and empties the database connection's page cache. The pooled
+ * grep threads stay: they stop on their own after `GREP_THREAD_IDLE_MS` without a search.
  */
 function reclaimIdleMemory(database: HarnessDatabase): void {
-  void closeGrepWorkers();
   collectGarbage();
   database.releaseMemory();
 }
@@ -125,7 +123,7 @@ export class SessionModule {
               waits,
               resumedAnswers,
               logger: new Logger('RunService'),
-              // A second without runs: the pooled grep threads, the garbage of the burst and the page cache go.
+              // A second without runs: the garbage of the burst and the page cache go.
               idle: { afterMs: IDLE_RECLAIM_MS, reclaim: () => reclaimIdleMemory(database) },
             }),
           inject: [

@@ -34,27 +34,24 @@ export async function resolveInWorkspace(
   workspace: string | null | undefined,
   relativePath: string,
 ): Promise<WorkspacePathResult> {
-  if (typeof workspace !== 'string' || workspace.trim() === '') {
-    return { ok: false, error: 'no workspace is set for this session' };
-  }
-  if (typeof relativePath !== 'string') return { ok: false, error: 'path must be a string' };
-  if (relativePath === '') return { ok: false, error: 'path must not be empty' };
-  if (relativePath.includes('\0')) return { ok: false, error: 'path must not contain NUL characters' };
-  if (path.isAbsolute(relativePath)) {
-    return { ok: false, error: `absolute paths are not allowed ('${relativePath}'); give a path relative to the workspace` };
-  }
+  const refused = refusedPath(workspace, relativePath);
+  if (refused !== null) return { ok: false, error: refused };
 
   let root: string;
   try {
-    root = await fs.realpath(workspace);
+    root = await fs.realpath(workspace as string);
   } catch {
+    realWorkspaces.delete(workspace as string);
     return { ok: false, error: 'the session workspace does not exist' };
   }
+  rememberRealWorkspace(workspace as string, root);
 
   const lexical = path.resolve(root, relativePath);
   if (!isInside(root, lexical)) {
     return { ok: false, error: `path '${relativePath}' is outside the workspace` };
   }
+  // The workspace itself: its real path is known already.
+  if (lexical === root) return { ok: true, path: root, workspace: root, relativePath: '.' };
 
   let real: string;
   try {
@@ -68,6 +65,65 @@ export async function resolveInWorkspace(
     return { ok: false, error: `path '${relativePath}' leads outside the workspace through a symlink` };
   }
   return { ok: true, path: real, workspace: root, relativePath: toRelative(root, real) };
+}
+
+/** Where `locateInWorkspace` puts a path: the workspace's real path and the path below it, as written. */
+export type WorkspaceLocation = { ok: true; workspace: string; relativePath: string } | { ok: false; error: string };
+
+/**
+ * Where a path a model gave would be in the session workspace if no link were on its way: the
+ * workspace's real path (taken once per workspace, see `rememberRealWorkspace`) and the path
+ * relative to it with `.` and `..` applied as written — no system call when the workspace was
+ * seen before. The refusals that need no look at the files are `resolveInWorkspace`'s.
+ *
+ * A tool opens the result with the links-refused walk of `workspace-open.ts`, which succeeds only
+ * when no component is a link: then this is the path `resolveInWorkspace` would have returned, for
+ * two system calls or more fewer. When the walk meets a link, or fails at all, the tool asks
+ * `resolveInWorkspace`, whose answer (and error message) is the one that counts
+ * (`openWorkspaceFile` in `impl/regular-file.ts`).
+ */
+export async function locateInWorkspace(workspace: string | null | undefined, relativePath: string): Promise<WorkspaceLocation> {
+  const refused = refusedPath(workspace, relativePath);
+  if (refused !== null) return { ok: false, error: refused };
+  let root = realWorkspaces.get(workspace as string);
+  if (root === undefined) {
+    try {
+      root = await fs.realpath(workspace as string);
+    } catch {
+      return { ok: false, error: 'the session workspace does not exist' };
+    }
+    rememberRealWorkspace(workspace as string, root);
+  }
+  const lexical = path.resolve(root, relativePath);
+  if (!isInside(root, lexical)) return { ok: false, error: `path '${relativePath}' is outside the workspace` };
+  return { ok: true, workspace: root, relativePath: toRelative(root, lexical) };
+}
+
+/** What is wrong with a workspace and a path before any file is looked at, or `null`. */
+function refusedPath(workspace: string | null | undefined, relativePath: string): string | null {
+  if (typeof workspace !== 'string' || workspace.trim() === '') return 'no workspace is set for this session';
+  if (typeof relativePath !== 'string') return 'path must be a string';
+  if (relativePath === '') return 'path must not be empty';
+  if (relativePath.includes('\0')) return 'path must not contain NUL characters';
+  if (path.isAbsolute(relativePath)) {
+    return `absolute paths are not allowed ('${relativePath}'); give a path relative to the workspace`;
+  }
+  return null;
+}
+
+/**
+ * The real paths of the workspaces seen lately, by the path the session names. A workspace's
+ * real path changes only when a directory on its way is replaced by a link or a link is
+ * re-pointed, which the server does not do; `resolveInWorkspace` (every tool's answer once a
+ * quick open failed) takes it afresh and updates it here. Bounded: the oldest go first.
+ */
+const realWorkspaces = new Map<string, string>();
+const REAL_WORKSPACES_KEPT = 512;
+
+function rememberRealWorkspace(workspace: string, root: string): void {
+  realWorkspaces.delete(workspace);
+  realWorkspaces.set(workspace, root);
+  if (realWorkspaces.size > REAL_WORKSPACES_KEPT) realWorkspaces.delete(realWorkspaces.keys().next().value as string);
 }
 
 /** `true` when `candidate` is `root` or below it (both absolute and normalised). */

@@ -1,10 +1,9 @@
 import { requireString } from '../tool-arguments';
 import type { ToolCapabilities } from '../tool';
-import { resolveInWorkspace } from '../workspace-path';
 import type { ToolOutput } from '../tool-output';
 import { describeFsError } from './fs-error-message';
 import { errorResult, jsonResult } from './json-result';
-import { openRegularFile, readAtMost } from './regular-file';
+import { openWorkspaceFile, readAtMost } from './regular-file';
 import { WorkspaceTool } from './workspace-tool';
 
 /** Lines a change added to and removed from a file. */
@@ -87,13 +86,10 @@ export class EditFileTool extends WorkspaceTool {
     if (!newString.ok) return errorResult(newString.error);
     if (oldString.value === newString.value) return errorResult('old_string and new_string are identical; nothing to change');
 
-    const resolved = await resolveInWorkspace(workspace, pathArg.value);
-    if (!resolved.ok) return errorResult(resolved.error);
-    const shown = resolved.relativePath;
-
     // One open for reading and writing: the file changed is the file read.
-    const file = await openRegularFile(resolved, shown, 'edit');
+    const file = await openWorkspaceFile(workspace, pathArg.value, 'edit');
     if (!file.ok) return errorResult(file.error);
+    const shown = file.shown;
     let content: string;
     let at: number;
     try {

@@ -15,6 +15,7 @@ import {
   liveGrepWorkers,
   liveGrepWorkersOf,
   pooledGrepWorkers,
+  setGrepThreadIdleMs,
   setGrepWorkerLimit,
   waitingGrepMatchers,
 } from './grep-worker';
@@ -271,6 +272,27 @@ describe('GrepLineMatcher threads, pooled', () => {
       expect(grepWorkerThreads()).toBe(1);
     } finally {
       configureGrepWorkers(previous);
+    }
+  });
+
+  it('stops a thread that waited in the pool too long, and keeps one that was taken meanwhile', async () => {
+    const previous = setGrepThreadIdleMs(1_000);
+    try {
+      await search('x', 'x');
+      expect(pooledGrepWorkers()).toBe(1);
+      // Taken again before its time was up: its wait starts over when it comes back.
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect(await search('y', 'y')).toEqual([0]);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect(pooledGrepWorkers()).toBe(1);
+      expect(grepWorkerThreads()).toBe(1);
+      const deadline = Date.now() + 5_000;
+      while (grepWorkerThreads() > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(pooledGrepWorkers()).toBe(0);
+      expect(grepWorkerThreads()).toBe(0);
+      expect(await search('x', 'x')).toEqual([0]);
+    } finally {
+      setGrepThreadIdleMs(previous);
     }
   });
 

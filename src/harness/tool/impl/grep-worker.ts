@@ -131,6 +131,7 @@ class MatchingThread {
   private readonly worker: Worker;
   private pending: PendingRequest | null = null;
   private failure: Error | null = null;
+  private expiry: NodeJS.Timeout | null = null;
   /** Resolves once the thread has exited. */
   readonly exited: Promise<void>;
 
@@ -172,8 +173,21 @@ class MatchingThread {
     else this.worker.ref();
   }
 
+  /** Calls `expire` once the thread has waited in the pool for `afterMs`, unless it is taken first. */
+  expireAfter(afterMs: number, expire: () => void): void {
+    this.stopExpiry();
+    this.expiry = setTimeout(expire, afterMs);
+    this.expiry.unref();
+  }
+
+  stopExpiry(): void {
+    if (this.expiry) clearTimeout(this.expiry);
+    this.expiry = null;
+  }
+
   /** Stops the thread, whatever it is doing; resolves once it has exited. */
   async terminate(): Promise<void> {
+    this.stopExpiry();
     await this.worker.terminate();
     await this.exited;
   }
@@ -199,6 +213,23 @@ const pooled: MatchingThread[] = [];
 /** Set by `closeGrepWorkers`: threads given back are stopped rather than pooled, until the next search. */
 let closing = false;
 
+/**
+ * How long a thread waits in the pool for another search before it is stopped. Starting one takes
+ * some 25 ms and, measured under the load benchmark, about 0.1 s of CPU (a new V8 heap, Node's
+ * start-up in the thread, re2js loaded and compiled again): a pool emptied after every quiet
+ * second made each burst of searches pay that again. Half a minute keeps the threads over the
+ * pauses between bursts, and gives their memory back when the server is left alone.
+ */
+export const GREP_THREAD_IDLE_MS = 30_000;
+let threadIdleMs = GREP_THREAD_IDLE_MS;
+
+/** Sets how long a pooled thread waits before it is stopped (tests); returns the previous value. */
+export function setGrepThreadIdleMs(ms: number): number {
+  const previous = threadIdleMs;
+  threadIdleMs = ms;
+  return previous;
+}
+
 /** The most threads kept waiting: as many as may search at once. */
 function poolLimit(): number {
   const { limit, extraLimit } = workerSlots.settings;
@@ -211,6 +242,7 @@ function takeThread(heapMb: number): MatchingThread {
   for (let index = pooled.length - 1; index >= 0; index--) {
     if (pooled[index].heapMb !== heapMb) continue;
     const [thread] = pooled.splice(index, 1);
+    thread.stopExpiry();
     thread.setIdle(false);
     return thread;
   }
@@ -225,6 +257,11 @@ async function giveBack(thread: MatchingThread): Promise<void> {
   }
   thread.setIdle(true);
   pooled.push(thread);
+  thread.expireAfter(threadIdleMs, () => {
+    const index = pooled.indexOf(thread);
+    if (index >= 0) pooled.splice(index, 1);
+    void thread.terminate();
+  });
   // The oldest go first when there are more than may ever search at once.
   while (pooled.length > poolLimit()) void pooled.shift()?.terminate();
 }
@@ -302,7 +339,8 @@ export function setGrepWorkerLimit(limit: number): number {
  * arrives 24–28 ms later). A thread stopped in the middle of a match (the call's deadline, a
  * cancelled run) cannot be reused and is terminated instead (about 1 ms); so is one that failed.
  * The pool keeps at most as many threads as may search at once (`limit + extraLimit`), and its
- * waiting threads never keep the process alive; `closeGrepWorkers` stops them.
+ * waiting threads never keep the process alive; one that waited `GREP_THREAD_IDLE_MS` is stopped,
+ * and `closeGrepWorkers` stops them all.
  *
  * Who may use a thread, and when, is `WorkerSlots`' decision (`configureGrepWorkers`): the
  * matcher's `group` — the session id of its grep call, or `null` — decides when a matcher whose

@@ -2,11 +2,10 @@ import type { FileHandle } from 'node:fs/promises';
 import type { ToolCapabilities } from '../tool';
 
 import { optionalInteger, requireString } from '../tool-arguments';
-import { resolveInWorkspace } from '../workspace-path';
 import type { ToolOutput } from '../tool-output';
 import { looksBinary } from './binary-content';
 import { errorResult, textResult } from './json-result';
-import { openRegularFile, readReachedEnd } from './regular-file';
+import { openWorkspaceFile, readReachedEnd } from './regular-file';
 import { WorkspaceTool } from './workspace-tool';
 
 /** Default cap on the bytes `read_file` returns in one call: 1 MiB. */
@@ -77,13 +76,11 @@ export class ReadFileTool extends WorkspaceTool {
     const limit = optionalInteger(args, 'limit', { min: 1 });
     if (!limit.ok) return errorResult(limit.error);
 
-    const resolved = await resolveInWorkspace(workspace, pathArg.value);
-    if (!resolved.ok) return errorResult(resolved.error);
-    const shown = resolved.relativePath;
-
-    const opened = await openRegularFile(resolved, shown, 'read', { directoryError: `'${shown}' is a directory; use glob to list its files` });
+    const opened = await openWorkspaceFile(workspace, pathArg.value, 'read', {
+      directoryError: (shown) => `'${shown}' is a directory; use glob to list its files`,
+    });
     if (!opened.ok) return errorResult(opened.error);
-    const handle = opened.handle;
+    const { handle, shown } = opened;
     try {
       return await this.readRange(handle, shown, offset.value ?? 1, limit.value, opened.size);
     } finally {

@@ -1,7 +1,8 @@
 import { constants as fsConstants } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 
-import { openFileBeneath } from '../workspace-open';
+import { canOpenBeneath, openFileBeneath } from '../workspace-open';
+import { locateInWorkspace, resolveInWorkspace } from '../workspace-path';
 import { describeFsError } from './fs-error-message';
 
 /**
@@ -75,6 +76,52 @@ export async function openRegularFile(
     await handle.close().catch(() => undefined);
     return { ok: false, error: describeFsError(error, shown) };
   }
+}
+
+/** An open workspace file as `openWorkspaceFile` answers it: `shown` is its path relative to the workspace. */
+export type OpenedWorkspaceFile = { ok: true; handle: FileHandle; size: number; shown: string } | { ok: false; error: string };
+
+export interface OpenWorkspaceFileOptions {
+  /** The answer when the path is a directory; it is given the path as shown (default: that it is one). */
+  directoryError?: (shown: string) => string;
+  /** The answer when the path names the workspace itself (default: as for any directory). */
+  workspaceError?: string;
+}
+
+/**
+ * Opens the file a model named (`requested`, relative to the session workspace) as
+ * `openRegularFile` does, confined to the workspace as `resolveInWorkspace` confines it.
+ *
+ * Most paths have no link on their way, and for those the path as written (`locateInWorkspace`)
+ * is the resolved one: it is opened directly, with the walk that refuses links, and nothing
+ * else is looked up. When that open fails — a link on the way (`ELOOP`), a missing file or any
+ * other error — the path is resolved (`resolveInWorkspace`, links inside the workspace followed,
+ * links leading out refused) and opened again, so the answer, and its error message, are the
+ * ones the resolved path gets. A `create` that failed on its way leaves nothing the resolved open
+ * would not have made: directories are made only below a missing one, where no link can be.
+ * Where the walk cannot refuse links (no `/proc`), every path is resolved first, as before.
+ */
+export async function openWorkspaceFile(
+  workspace: string,
+  requested: string,
+  access: RegularFileAccess,
+  options: OpenWorkspaceFileOptions = {},
+): Promise<OpenedWorkspaceFile> {
+  const located = await locateInWorkspace(workspace, requested);
+  if (!located.ok) return located;
+  // Without `/proc` the walk follows links on the way (`workspace-open.ts`): every path is resolved first.
+  if (located.relativePath !== '.' && canOpenBeneath()) {
+    const quick = await openRegularFile(located, located.relativePath, access, {
+      directoryError: options.directoryError?.(located.relativePath),
+    });
+    if (quick.ok) return { ...quick, shown: located.relativePath };
+  }
+  const resolved = await resolveInWorkspace(workspace, requested);
+  if (!resolved.ok) return resolved;
+  const shown = resolved.relativePath;
+  if (shown === '.' && options.workspaceError !== undefined) return { ok: false, error: options.workspaceError };
+  const opened = await openRegularFile(resolved, shown, access, { directoryError: options.directoryError?.(shown) });
+  return opened.ok ? { ...opened, shown } : opened;
 }
 
 /**

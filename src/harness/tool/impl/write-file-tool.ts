@@ -1,10 +1,9 @@
 import { requireString } from '../tool-arguments';
 import type { ToolCapabilities } from '../tool';
-import { resolveInWorkspace } from '../workspace-path';
 import type { ToolOutput } from '../tool-output';
 import { describeFsError } from './fs-error-message';
 import { errorResult, jsonResult } from './json-result';
-import { openRegularFile } from './regular-file';
+import { openWorkspaceFile } from './regular-file';
 import { WorkspaceTool } from './workspace-tool';
 
 /**
@@ -57,19 +56,18 @@ export class WriteFileTool extends WorkspaceTool {
     const content = requireString(args, 'content', { allowEmpty: true });
     if (!content.ok) return errorResult(content.error);
 
-    const resolved = await resolveInWorkspace(workspace, pathArg.value);
-    if (!resolved.ok) return errorResult(resolved.error);
-    if (resolved.relativePath === '.') return errorResult('path must name a file, not the workspace itself');
     // Missing parent directories are made on the way, inside the directories already opened.
-    const target = await openRegularFile(resolved, resolved.relativePath, 'create');
+    const target = await openWorkspaceFile(workspace, pathArg.value, 'create', {
+      workspaceError: 'path must name a file, not the workspace itself',
+    });
     if (!target.ok) return errorResult(target.error);
     try {
       await target.handle.writeFile(content.value, 'utf8');
     } catch (error) {
-      return errorResult(describeFsError(error, resolved.relativePath));
+      return errorResult(describeFsError(error, target.shown));
     } finally {
       await target.handle.close();
     }
-    return jsonResult({ path: resolved.relativePath, bytes: Buffer.byteLength(content.value, 'utf8') });
+    return jsonResult({ path: target.shown, bytes: Buffer.byteLength(content.value, 'utf8') });
   }
 }
