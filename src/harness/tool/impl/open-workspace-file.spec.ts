@@ -54,6 +54,14 @@ describe('openWorkspaceFile', () => {
     expect(await contentOf(opened)).toBe('note a\n');
     // The quick open met the link; the path was resolved instead.
     expect(realpath).toHaveBeenCalled();
+
+    const created = await openWorkspaceFile(workspace, 'latest/b.md', 'create');
+    expect(created.ok && created.shown).toBe('notes/b.md');
+    if (created.ok) {
+      await created.handle.writeFile('b', 'utf8');
+      await created.handle.close();
+    }
+    expect(await fs.readFile(path.join(workspace, 'notes', 'b.md'), 'utf8')).toBe('b');
   });
 
   it('refuses links that lead out, as resolving the path refuses them, and writes nothing outside', async () => {
