@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { HttpClient } from './support/http-client';
-import { spawnServer, waitUntil, waitUntilListening, type ServerProcess } from './support/server-process';
+import { killIfRunning, spawnServer, waitUntil, waitUntilListening, type ServerProcess } from './support/server-process';
 import { withTimeout } from './support/ws-test-client';
 
 const REPO_ROOT = path.resolve(__dirname, '..');
@@ -22,10 +22,7 @@ describe('the first hour, as the README walks it', () => {
   });
 
   afterEach(async () => {
-    if (server && server.child.exitCode === null && server.child.signalCode === null) {
-      server.child.kill('SIGKILL');
-      await server.exited;
-    }
+    await killIfRunning(server);
     server = null;
     fs.rmSync(scratch, { recursive: true, force: true });
   });

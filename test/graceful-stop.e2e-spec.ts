@@ -4,7 +4,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { FakeOpenAiProvider, Gate } from './support/fake-openai-provider';
 import { HttpClient } from './support/http-client';
-import { fileServerEnv, spawnServer, waitUntilListening, type ServerProcess } from './support/server-process';
+import { fileServerEnv, killIfRunning, spawnServer, waitUntilListening, type ServerProcess } from './support/server-process';
 import { withTimeout, WsTestClient } from './support/ws-test-client';
 
 const TOKEN = 'stop-token';
@@ -22,10 +22,7 @@ describe('a server stopped with SIGTERM mid-run', () => {
 
   afterEach(async () => {
     await watcher?.close();
-    if (server && server.child.exitCode === null && server.child.signalCode === null) {
-      server.child.kill('SIGKILL');
-      await server.exited;
-    }
+    await killIfRunning(server);
     server = null;
     await provider.close();
     fs.rmSync(scratch, { recursive: true, force: true });

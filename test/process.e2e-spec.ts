@@ -6,7 +6,7 @@ import * as path from 'node:path';
 import { probeNamespaceIsolationSync } from '../src/harness/tool/impl/shell-isolation';
 import { HttpClient } from './support/http-client';
 import { isAlive, MCP_DEMO_SERVER } from './support/test-harness';
-import { READY, spawnServer, waitUntil, waitUntilListening, type ServerProcess } from './support/server-process';
+import { killIfRunning, READY, spawnServer, waitUntil, waitUntilListening, type ServerProcess } from './support/server-process';
 import { withTimeout } from './support/ws-test-client';
 
 describe('the server process', () => {
@@ -18,10 +18,7 @@ describe('the server process', () => {
   });
 
   afterEach(async () => {
-    if (server && server.child.exitCode === null && server.child.signalCode === null) {
-      server.child.kill('SIGKILL');
-      await server.exited;
-    }
+    await killIfRunning(server);
     server = null;
     fs.rmSync(scratch, { recursive: true, force: true });
   });

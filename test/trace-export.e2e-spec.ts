@@ -5,7 +5,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { FakeOpenAiProvider } from './support/fake-openai-provider';
 import { HttpClient } from './support/http-client';
-import { fileServerEnv, spawnServer, waitUntilListening, type ServerProcess } from './support/server-process';
+import { fileServerEnv, killIfRunning, spawnServer, waitUntilListening, type ServerProcess } from './support/server-process';
 import { withTimeout, WsTestClient } from './support/ws-test-client';
 
 const TOKEN = 'trace-token';
@@ -96,10 +96,7 @@ describe('exporting traces over OTLP', () => {
   afterEach(async () => {
     await watcher?.close();
     watcher = null;
-    if (server && server.child.exitCode === null && server.child.signalCode === null) {
-      server.child.kill('SIGKILL');
-      await server.exited;
-    }
+    await killIfRunning(server);
     server = null;
     await provider.close();
     await collector.close();

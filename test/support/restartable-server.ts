@@ -4,7 +4,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { FakeOpenAiProvider } from './fake-openai-provider';
 import { HttpClient } from './http-client';
-import { fileServerEnv, spawnServer, waitUntilListening, type ServerProcess } from './server-process';
+import { fileServerEnv, killIfRunning, spawnServer, waitUntilListening, type ServerProcess } from './server-process';
 import { withTimeout, WsTestClient } from './ws-test-client';
 
 /** A started server process: its URL, an API client and a WebSocket client of `token`'s user. */
@@ -78,11 +78,7 @@ export class RestartableServer {
 
   async dispose(): Promise<void> {
     await Promise.all(this.clients.splice(0).map((client) => client.close()));
-    const server = this.process;
-    if (server && server.child.exitCode === null && server.child.signalCode === null) {
-      server.child.kill('SIGKILL');
-      await server.exited;
-    }
+    await killIfRunning(this.process);
     this.process = null;
     await this.provider.close();
     fs.rmSync(this.scratch, { recursive: true, force: true });

@@ -34,6 +34,13 @@ export function spawnServer(env: Record<string, string>, cwd?: string): ServerPr
   return { child, stdout: () => stdout, stderr: () => stderr, exited };
 }
 
+/** Kills a server a test left running (SIGKILL) and waits for it to exit; one that already exited, or none, is left alone. */
+export async function killIfRunning(server: ServerProcess | null): Promise<void> {
+  if (!server || server.child.exitCode !== null || server.child.signalCode !== null) return;
+  server.child.kill('SIGKILL');
+  await server.exited;
+}
+
 /** Resolves with the URL from the ready line; fails if the process exits or stays silent. */
 export async function waitUntilListening(server: ServerProcess, timeoutMs = 10_000): Promise<string> {
   const ready = new Promise<string>((resolve, reject) => {

@@ -37,14 +37,8 @@ export async function resolveInWorkspace(
   const refused = refusedPath(workspace, relativePath);
   if (refused !== null) return { ok: false, error: refused };
 
-  let root: string;
-  try {
-    root = await fs.realpath(workspace as string);
-  } catch {
-    realWorkspaces.delete(workspace as string);
-    return { ok: false, error: 'the session workspace does not exist' };
-  }
-  rememberRealWorkspace(workspace as string, root);
+  const root = await realWorkspace(workspace as string, true);
+  if (root === null) return { ok: false, error: 'the session workspace does not exist' };
 
   const lexical = path.resolve(root, relativePath);
   if (!isInside(root, lexical)) {
@@ -72,7 +66,7 @@ export type WorkspaceLocation = { ok: true; workspace: string; relativePath: str
 
 /**
  * Where a path a model gave would be in the session workspace if no link were on its way: the
- * workspace's real path (taken once per workspace, see `rememberRealWorkspace`) and the path
+ * workspace's real path (taken once per workspace, see `realWorkspaces`) and the path
  * relative to it with `.` and `..` applied as written — no system call when the workspace was
  * seen before. The refusals that need no look at the files are `resolveInWorkspace`'s.
  *
@@ -85,15 +79,8 @@ export type WorkspaceLocation = { ok: true; workspace: string; relativePath: str
 export async function locateInWorkspace(workspace: string | null | undefined, relativePath: string): Promise<WorkspaceLocation> {
   const refused = refusedPath(workspace, relativePath);
   if (refused !== null) return { ok: false, error: refused };
-  let root = realWorkspaces.get(workspace as string);
-  if (root === undefined) {
-    try {
-      root = await fs.realpath(workspace as string);
-    } catch {
-      return { ok: false, error: 'the session workspace does not exist' };
-    }
-    rememberRealWorkspace(workspace as string, root);
-  }
+  const root = await realWorkspace(workspace as string, false);
+  if (root === null) return { ok: false, error: 'the session workspace does not exist' };
   const lexical = path.resolve(root, relativePath);
   if (!isInside(root, lexical)) return { ok: false, error: `path '${relativePath}' is outside the workspace` };
   return { ok: true, workspace: root, relativePath: toRelative(root, lexical) };
@@ -120,10 +107,20 @@ function refusedPath(workspace: string | null | undefined, relativePath: string)
 const realWorkspaces = new Map<string, string>();
 const REAL_WORKSPACES_KEPT = 512;
 
-function rememberRealWorkspace(workspace: string, root: string): void {
+/** The workspace's real path — the one remembered, or (`fresh`, or none yet) taken now — or `null` when it does not exist. */
+async function realWorkspace(workspace: string, fresh: boolean): Promise<string | null> {
+  const known = fresh ? undefined : realWorkspaces.get(workspace);
+  if (known !== undefined) return known;
   realWorkspaces.delete(workspace);
+  let root: string;
+  try {
+    root = await fs.realpath(workspace);
+  } catch {
+    return null;
+  }
   realWorkspaces.set(workspace, root);
   if (realWorkspaces.size > REAL_WORKSPACES_KEPT) realWorkspaces.delete(realWorkspaces.keys().next().value as string);
+  return root;
 }
 
 /** `true` when `candidate` is `root` or below it (both absolute and normalised). */
