@@ -1,12 +1,24 @@
 import * as fs from 'node:fs/promises';
-import { readdirSync } from 'node:fs';
+import { readdirSync, readlinkSync, realpathSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 
 import { type WalkedFile, WorkspaceFileWalk, type WorkspaceFileWalkOptions } from './workspace-file-walk';
 
 /** Descriptors this process has open right now. */
-const openDescriptors = () => readdirSync('/proc/self/fd').length;
+/**
+ * The process's descriptors open on this spec's scratch trees. Only those: other threads of the
+ * test process (a pooled grep thread of an earlier spec stopping, say) open and close their own.
+ */
+const SCRATCH_PREFIX = path.join(realpathSync(os.tmpdir()), 'harness-walk-');
+const openDescriptors = () =>
+  readdirSync('/proc/self/fd').filter((fd) => {
+    try {
+      return readlinkSync(`/proc/self/fd/${fd}`).startsWith(SCRATCH_PREFIX);
+    } catch {
+      return false; // closed meanwhile
+    }
+  }).length;
 
 async function writeFiles(root: string, files: string[]): Promise<void> {
   for (const file of files) {
