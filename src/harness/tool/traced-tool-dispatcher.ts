@@ -31,7 +31,7 @@ export class TracedToolDispatcher implements ToolInvocationDispatcher {
     try {
       const result = await withSpan(span, () => this.inner.dispatchInvocation(invocation));
       span.setAttribute(GenAiAttributes.TOOL_STATUS, result.status);
-      if (Number.isFinite(result.durationMs)) span.setAttribute(GenAiAttributes.TOOL_DURATION_MS, result.durationMs);
+      if (result.durationMs !== undefined && Number.isFinite(result.durationMs)) span.setAttribute(GenAiAttributes.TOOL_DURATION_MS, result.durationMs);
       if (result.status === 'error') markFailed(span, 'tool_error', result.errorMessage ?? 'the tool call failed');
       return result;
     } catch (error) {
