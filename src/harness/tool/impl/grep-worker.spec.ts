@@ -280,10 +280,12 @@ describe('GrepLineMatcher threads, pooled', () => {
     try {
       await search('x', 'x');
       expect(pooledGrepWorkers()).toBe(1);
-      // Taken again before its time was up: its wait starts over when it comes back.
-      await new Promise((resolve) => setTimeout(resolve, 500));
+      // Taken again before its time was up: its wait starts over when it comes back. The check
+      // below comes 200 ms after a wait that had not started over would have ended, and 400 ms
+      // before the new one ends.
+      await new Promise((resolve) => setTimeout(resolve, 600));
       expect(await search('y', 'y')).toEqual([0]);
-      await new Promise((resolve) => setTimeout(resolve, 500));
+      await new Promise((resolve) => setTimeout(resolve, 600));
       expect(pooledGrepWorkers()).toBe(1);
       expect(grepWorkerThreads()).toBe(1);
       const deadline = Date.now() + 5_000;
