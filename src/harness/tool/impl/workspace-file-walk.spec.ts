@@ -5,12 +5,12 @@ import * as path from 'node:path';
 
 import { type WalkedFile, WorkspaceFileWalk, type WorkspaceFileWalkOptions } from './workspace-file-walk';
 
-/** Descriptors this process has open right now. */
+/** Where this spec's scratch trees are made (`harness-walk-…`, `harness-walk-deep-…`). */
+const SCRATCH_PREFIX = path.join(realpathSync(os.tmpdir()), 'harness-walk-');
 /**
  * The process's descriptors open on this spec's scratch trees. Only those: other threads of the
  * test process (a pooled grep thread of an earlier spec stopping, say) open and close their own.
  */
-const SCRATCH_PREFIX = path.join(realpathSync(os.tmpdir()), 'harness-walk-');
 const openDescriptors = () =>
   readdirSync('/proc/self/fd').filter((fd) => {
     try {
