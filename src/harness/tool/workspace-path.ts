@@ -34,10 +34,10 @@ export async function resolveInWorkspace(
   workspace: string | null | undefined,
   relativePath: string,
 ): Promise<WorkspacePathResult> {
-  const refused = refusedPath(workspace, relativePath);
-  if (refused !== null) return { ok: false, error: refused };
+  const request = checkedRequest(workspace, relativePath);
+  if (!request.ok) return request;
 
-  const root = await realWorkspace(workspace as string, true);
+  const root = await realWorkspace(request.workspace, true);
   if (root === null) return { ok: false, error: 'the session workspace does not exist' };
 
   const lexical = path.resolve(root, relativePath);
@@ -77,25 +77,26 @@ export type WorkspaceLocation = { ok: true; workspace: string; relativePath: str
  * (`openWorkspaceFile` in `impl/regular-file.ts`).
  */
 export async function locateInWorkspace(workspace: string | null | undefined, relativePath: string): Promise<WorkspaceLocation> {
-  const refused = refusedPath(workspace, relativePath);
-  if (refused !== null) return { ok: false, error: refused };
-  const root = await realWorkspace(workspace as string, false);
+  const request = checkedRequest(workspace, relativePath);
+  if (!request.ok) return request;
+  const root = await realWorkspace(request.workspace, false);
   if (root === null) return { ok: false, error: 'the session workspace does not exist' };
   const lexical = path.resolve(root, relativePath);
   if (!isInside(root, lexical)) return { ok: false, error: `path '${relativePath}' is outside the workspace` };
   return { ok: true, workspace: root, relativePath: toRelative(root, lexical) };
 }
 
-/** What is wrong with a workspace and a path before any file is looked at, or `null`. */
-function refusedPath(workspace: string | null | undefined, relativePath: string): string | null {
-  if (typeof workspace !== 'string' || workspace.trim() === '') return 'no workspace is set for this session';
-  if (typeof relativePath !== 'string') return 'path must be a string';
-  if (relativePath === '') return 'path must not be empty';
-  if (relativePath.includes('\0')) return 'path must not contain NUL characters';
+/** The workspace of a request whose workspace and path pass the checks that need no look at the files, or what is wrong. */
+function checkedRequest(workspace: string | null | undefined, relativePath: string): { ok: true; workspace: string } | { ok: false; error: string } {
+  const refuse = (error: string) => ({ ok: false as const, error });
+  if (typeof workspace !== 'string' || workspace.trim() === '') return refuse('no workspace is set for this session');
+  if (typeof relativePath !== 'string') return refuse('path must be a string');
+  if (relativePath === '') return refuse('path must not be empty');
+  if (relativePath.includes('\0')) return refuse('path must not contain NUL characters');
   if (path.isAbsolute(relativePath)) {
-    return `absolute paths are not allowed ('${relativePath}'); give a path relative to the workspace`;
+    return refuse(`absolute paths are not allowed ('${relativePath}'); give a path relative to the workspace`);
   }
-  return null;
+  return { ok: true, workspace };
 }
 
 /**

@@ -43,14 +43,16 @@ export interface ResolvedWorkspaceFile {
  *   is not truncated: on ext4 a truncation to zero makes the file's close start writing it out at
  *   once (`auto_da_alloc`), which cost every new file a flush.
  * - `create` makes missing parent directories, inside the pinned parents.
- * - `directoryError` is the answer when the path is a directory (default: that it is one).
+ * - `directoryError` gives the answer when the path is a directory (default: that it is one);
+ *   it is asked only then.
  */
 export async function openRegularFile(
   file: ResolvedWorkspaceFile,
   shown: string,
   access: RegularFileAccess,
-  options: { directoryError?: string } = {},
+  options: Pick<OpenWorkspaceFileOptions, 'directoryError'> = {},
 ): Promise<{ ok: true; handle: FileHandle; size: number } | { ok: false; error: string }> {
+  const directoryError = () => options.directoryError?.(shown) ?? `'${shown}' is a directory`;
   let handle: FileHandle;
   try {
     handle = await openFileBeneath(file.workspace, file.relativePath, OPEN_FLAGS[access] | fsConstants.O_NONBLOCK, {
@@ -58,7 +60,7 @@ export async function openRegularFile(
     });
   } catch (error) {
     const code = (error as NodeJS.ErrnoException | null)?.code;
-    if (code === 'EISDIR' && options.directoryError !== undefined) return { ok: false, error: options.directoryError };
+    if (code === 'EISDIR' && options.directoryError !== undefined) return { ok: false, error: directoryError() };
     if (code === 'ENXIO') return { ok: false, error: `'${shown}' is not a regular file` };
     if (code === 'ELOOP') return { ok: false, error: `'${shown}' changed while it was being opened (a link appeared on its path)` };
     return { ok: false, error: describeFsError(error, shown) };
@@ -67,7 +69,7 @@ export async function openRegularFile(
     const stat = await handle.stat();
     if (!stat.isFile()) {
       await handle.close();
-      return { ok: false, error: stat.isDirectory() ? (options.directoryError ?? `'${shown}' is a directory`) : `'${shown}' is not a regular file` };
+      return { ok: false, error: stat.isDirectory() ? directoryError() : `'${shown}' is not a regular file` };
     }
     const keeps = access === 'read' || access === 'edit';
     if (!keeps && stat.size > 0) await handle.truncate(0);
@@ -111,16 +113,14 @@ export async function openWorkspaceFile(
   if (!located.ok) return located;
   // Without `/proc` the walk follows links on the way (`workspace-open.ts`): every path is resolved first.
   if (located.relativePath !== '.' && canOpenBeneath()) {
-    const quick = await openRegularFile(located, located.relativePath, access, {
-      directoryError: options.directoryError?.(located.relativePath),
-    });
+    const quick = await openRegularFile(located, located.relativePath, access, options);
     if (quick.ok) return { ...quick, shown: located.relativePath };
   }
   const resolved = await resolveInWorkspace(workspace, requested);
   if (!resolved.ok) return resolved;
   const shown = resolved.relativePath;
   if (shown === '.' && options.workspaceError !== undefined) return { ok: false, error: options.workspaceError };
-  const opened = await openRegularFile(resolved, shown, access, { directoryError: options.directoryError?.(shown) });
+  const opened = await openRegularFile(resolved, shown, access, options);
   return opened.ok ? { ...opened, shown } : opened;
 }
 
