@@ -59,9 +59,10 @@ function key(subject: InProcessSubject, workload: Workload): string {
  */
 const LOOP_PASSES = 5;
 
-/** An in-process cell over its passes: the median pass (`perCallNs`) and the fastest one. */
+/** An in-process cell over its passes: the median pass (`perCallNs`), the fastest and the slowest. */
 interface LoopCell extends InProcessResult {
   fastestPassNs: number;
+  slowestPassNs: number;
 }
 
 async function loopResults(workloads: Workload[], subjects: InProcessSubject[]): Promise<Map<string, LoopCell>> {
@@ -79,7 +80,13 @@ async function loopResults(workloads: Workload[], subjects: InProcessSubject[]):
   const results = new Map<string, LoopCell>();
   for (const [cell, runs] of passes) {
     const perCall = runs.map((run) => run.perCallNs);
-    results.set(cell, { ...runs[0], perCallNs: median(perCall), fastestPassNs: Math.min(...perCall), runs: runs.reduce((sum, run) => sum + run.runs, 0) });
+    results.set(cell, {
+      ...runs[0],
+      perCallNs: median(perCall),
+      fastestPassNs: Math.min(...perCall),
+      slowestPassNs: Math.max(...perCall),
+      runs: runs.reduce((sum, run) => sum + run.runs, 0),
+    });
   }
   return results;
 }
@@ -89,10 +96,11 @@ function workloadName(workload: Workload): string {
 }
 
 function loopSection(results: Map<string, LoopCell>): string[] {
-  const per = (subject: InProcessSubject, workload: Workload) => results.get(key(subject, workload))?.perCallNs ?? NaN;
+  const per = (subject: InProcessSubject, workload: Workload, pass: 'perCallNs' | 'fastestPassNs' | 'slowestPassNs' = 'perCallNs') =>
+    results.get(key(subject, workload))?.[pass] ?? NaN;
   /** Per-call cost at 3,200 parallel calls ÷ at 100, from the cells' median or fastest passes. */
   const growthOf = (subject: InProcessSubject, pass: 'perCallNs' | 'fastestPassNs') =>
-    (results.get(key(subject, { calls: 3_200, rounds: 1 }))?.[pass] ?? NaN) / (results.get(key(subject, { calls: 100, rounds: 1 }))?.[pass] ?? NaN);
+    per(subject, { calls: 3_200, rounds: 1 }, pass) / per(subject, { calls: 100, rounds: 1 }, pass);
   const growth = growthOf('harness', 'perCallNs');
   return [
     '## The agent loop alone, next to the AI SDK',
@@ -119,11 +127,12 @@ function loopSection(results: Map<string, LoopCell>): string[] {
       `${growthOf('harness', 'fastestPassNs').toFixed(2)}×, without the call deadline ${growthOf('harness-no-deadline', 'fastestPassNs').toFixed(2)}×, ` +
       `AI SDK ${growthOf('ai-sdk', 'fastestPassNs').toFixed(2)}×.`,
     '',
-    'The same cell\'s figure moves by up to 60% from one process to the next here (the 100-call cell of Harness',
-    'between 4.5 and 7.5 µs in the passes of one run; pinning the process to one core does not remove it), more',
-    'than the growth the target bounds, and a ratio of two cells\' medians carries both cells\' luck. Disturbance',
-    'only adds time, so the ratio of the fastest passes is the least disturbed reading; the target is judged on',
-    'the medians.',
+    'The same cell\'s figure moves from one process to the next here: in this run the 100-call cell of Harness',
+    `took between ${formatNs(per('harness', { calls: 100, rounds: 1 }, 'fastestPassNs'))} and ` +
+      `${formatNs(per('harness', { calls: 100, rounds: 1 }, 'slowestPassNs'))} per call across its passes (pinning a`,
+    'process to one core does not remove the spread), and a ratio of two cells\' medians carries both cells\'',
+    'luck. Disturbance only adds time, so the ratio of the fastest passes is the least disturbed reading; the',
+    'target is judged on the medians.',
     '',
   ];
 }
