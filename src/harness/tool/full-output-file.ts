@@ -1,5 +1,5 @@
 import { constants as fsConstants } from 'node:fs';
-import { openFileBeneath } from './workspace-open';
+import { createFileBeneath } from './workspace-open';
 
 /** Where the whole text of a budgeted result is kept in a server workspace (docs/tool-contract.md). */
 export const FULL_OUTPUT_DIRECTORY = '.harness/tool-output';
@@ -12,11 +12,11 @@ export const FULL_OUTPUT_DIRECTORY = '.harness/tool-output';
  */
 export async function saveFullOutput(workspace: string, callId: string, text: string): Promise<string> {
   const relative = `${FULL_OUTPUT_DIRECTORY}/${callId.replace(/[^A-Za-z0-9_.-]/g, '_')}.txt`;
-  const file = await openFileBeneath(workspace, relative, fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_TRUNC, { createDirectories: true });
+  const file = await createFileBeneath(workspace, relative, fsConstants.O_WRONLY | fsConstants.O_TRUNC);
   try {
-    await file.writeFile(text, 'utf8');
+    file.writeText(text);
   } finally {
-    await file.close();
+    file.close();
   }
   return relative;
 }

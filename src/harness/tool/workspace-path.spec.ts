@@ -23,15 +23,15 @@ describe('resolveInWorkspace', () => {
     await fs.rm(sandbox, { recursive: true, force: true });
   });
 
-  async function expectRefused(relativePath: string, pattern: RegExp, root = workspace): Promise<void> {
-    const result = await resolveInWorkspace(root, relativePath);
+  function expectRefused(relativePath: string, pattern: RegExp, root = workspace): void {
+    const result = resolveInWorkspace(root, relativePath);
     expect(result.ok).toBe(false);
     if (!result.ok) expect(result.error).toMatch(pattern);
   }
 
   describe('when the path stays inside', () => {
     it('resolves an existing file to its absolute path', async () => {
-      const result = await resolveInWorkspace(workspace, 'src/a.ts');
+      const result = resolveInWorkspace(workspace, 'src/a.ts');
       expect(result).toEqual({
         ok: true,
         path: path.join(workspace, 'src', 'a.ts'),
@@ -41,25 +41,25 @@ describe('resolveInWorkspace', () => {
     });
 
     it('resolves a path that does not exist yet, below missing directories', async () => {
-      const result = await resolveInWorkspace(workspace, 'new/dir/b.ts');
+      const result = resolveInWorkspace(workspace, 'new/dir/b.ts');
       expect(result).toEqual(expect.objectContaining({ ok: true, path: path.join(workspace, 'new', 'dir', 'b.ts') }));
     });
 
     it('allows `..` that comes back inside and `.` for the root', async () => {
-      expect(await resolveInWorkspace(workspace, 'src/../src/a.ts')).toEqual(expect.objectContaining({ relativePath: 'src/a.ts' }));
-      expect(await resolveInWorkspace(workspace, '.')).toEqual(expect.objectContaining({ ok: true, path: workspace, relativePath: '.' }));
+      expect(resolveInWorkspace(workspace, 'src/../src/a.ts')).toEqual(expect.objectContaining({ relativePath: 'src/a.ts' }));
+      expect(resolveInWorkspace(workspace, '.')).toEqual(expect.objectContaining({ ok: true, path: workspace, relativePath: '.' }));
     });
 
     it('follows a symlink that stays inside and returns its target', async () => {
       await fs.symlink(path.join(workspace, 'src'), path.join(workspace, 'alias'));
-      expect(await resolveInWorkspace(workspace, 'alias/a.ts')).toEqual(
+      expect(resolveInWorkspace(workspace, 'alias/a.ts')).toEqual(
         expect.objectContaining({ ok: true, path: path.join(workspace, 'src', 'a.ts'), relativePath: 'src/a.ts' }),
       );
     });
 
     it('follows a dangling symlink whose target would be inside', async () => {
       await fs.symlink('src/later.ts', path.join(workspace, 'later'));
-      expect(await resolveInWorkspace(workspace, 'later')).toEqual(
+      expect(resolveInWorkspace(workspace, 'later')).toEqual(
         expect.objectContaining({ ok: true, path: path.join(workspace, 'src', 'later.ts') }),
       );
     });
@@ -67,61 +67,61 @@ describe('resolveInWorkspace', () => {
     it('accepts a workspace path that itself goes through a symlink', async () => {
       const linkedWorkspace = path.join(sandbox, 'ws-link');
       await fs.symlink(workspace, linkedWorkspace);
-      expect(await resolveInWorkspace(linkedWorkspace, 'src/a.ts')).toEqual(
+      expect(resolveInWorkspace(linkedWorkspace, 'src/a.ts')).toEqual(
         expect.objectContaining({ ok: true, path: path.join(workspace, 'src', 'a.ts'), workspace }),
       );
-      await expectRefused('../outside/secret.txt', /outside the workspace/, linkedWorkspace);
+      expectRefused('../outside/secret.txt', /outside the workspace/, linkedWorkspace);
     });
   });
 
   describe('when the path would leave the workspace', () => {
     it('refuses an absolute path', async () => {
-      await expectRefused(path.join(workspace, 'src', 'a.ts'), /absolute paths are not allowed/);
+      expectRefused(path.join(workspace, 'src', 'a.ts'), /absolute paths are not allowed/);
     });
 
     it('refuses `..` that escapes', async () => {
-      await expectRefused('../outside/secret.txt', /outside the workspace/);
-      await expectRefused('src/../../outside', /outside the workspace/);
-      await expectRefused('..', /outside the workspace/);
+      expectRefused('../outside/secret.txt', /outside the workspace/);
+      expectRefused('src/../../outside', /outside the workspace/);
+      expectRefused('..', /outside the workspace/);
     });
 
     it('refuses a symlinked file pointing outside', async () => {
       await fs.symlink(path.join(outside, 'secret.txt'), path.join(workspace, 'link.txt'));
-      await expectRefused('link.txt', /outside the workspace through a symlink/);
+      expectRefused('link.txt', /outside the workspace through a symlink/);
     });
 
     it('refuses a path below a symlinked directory pointing outside, existing or not', async () => {
       await fs.symlink(outside, path.join(workspace, 'out'));
-      await expectRefused('out/secret.txt', /through a symlink/);
-      await expectRefused('out/new/file.txt', /through a symlink/);
+      expectRefused('out/secret.txt', /through a symlink/);
+      expectRefused('out/new/file.txt', /through a symlink/);
     });
 
     it('refuses a dangling symlink whose target would be outside', async () => {
       await fs.symlink(path.join(outside, 'not-yet.txt'), path.join(workspace, 'dangling'));
-      await expectRefused('dangling', /through a symlink/);
+      expectRefused('dangling', /through a symlink/);
       await fs.symlink(path.join(outside, 'no-dir'), path.join(workspace, 'dangling-dir'));
-      await expectRefused('dangling-dir/file.txt', /through a symlink/);
+      expectRefused('dangling-dir/file.txt', /through a symlink/);
     });
 
     it('refuses a symlink loop', async () => {
       await fs.symlink('loop-b', path.join(workspace, 'loop-a'));
       await fs.symlink('loop-a', path.join(workspace, 'loop-b'));
-      await expectRefused('loop-a', /symlink loop/);
+      expectRefused('loop-a', /symlink loop/);
     });
   });
 
   describe('when the input is unusable', () => {
     it.each([null, undefined, '', '   '])('refuses the workspace %p', async (root) => {
-      expect(await resolveInWorkspace(root, 'a.txt')).toEqual({ ok: false, error: 'no workspace is set for this session' });
+      expect(resolveInWorkspace(root, 'a.txt')).toEqual({ ok: false, error: 'no workspace is set for this session' });
     });
 
     it('refuses a workspace that does not exist', async () => {
-      await expectRefused('a.txt', /workspace does not exist/, path.join(sandbox, 'missing'));
+      expectRefused('a.txt', /workspace does not exist/, path.join(sandbox, 'missing'));
     });
 
     it('refuses an empty path and a NUL character', async () => {
-      await expectRefused('', /must not be empty/);
-      await expectRefused('a\0b', /NUL/);
+      expectRefused('', /must not be empty/);
+      expectRefused('a\0b', /NUL/);
     });
   });
 });

@@ -1,4 +1,4 @@
-import * as fs from 'node:fs/promises';
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { errorMessage } from '../runtime/error-message';
 
@@ -24,20 +24,18 @@ const MAX_SYMLINK_HOPS = 40;
  * Refused: a missing workspace, an absolute path, a path whose `..` leads out, and a path any of
  * whose components is a symlink ending outside the workspace — including a symlinked parent
  * directory and a dangling symlink (whose target would be created outside on write). The part
- * of the path that exists is resolved with `fs.realpath`; dangling links are followed by hand.
+ * of the path that exists is resolved with `realpath`; dangling links are followed by hand.
  * The path need not exist. The returned path is the resolved one, so callers act on what was
  * checked. The check alone cannot stop a link swapped in between the check and the use: open
  * what it returns with `openFileBeneath` / `openRegularFile` (`workspace-open.ts`), which walk
- * the resolved path without following links.
+ * the resolved path without following links. The look-ups are synchronous, as the file tools'
+ * system calls are (see `workspace-open.ts`).
  */
-export async function resolveInWorkspace(
-  workspace: string | null | undefined,
-  relativePath: string,
-): Promise<WorkspacePathResult> {
+export function resolveInWorkspace(workspace: string | null | undefined, relativePath: string): WorkspacePathResult {
   const request = checkedRequest(workspace, relativePath);
   if (!request.ok) return request;
 
-  const root = await realWorkspace(request.workspace, true);
+  const root = realWorkspace(request.workspace, true);
   if (root === null) return { ok: false, error: 'the session workspace does not exist' };
 
   const lexical = path.resolve(root, relativePath);
@@ -49,7 +47,7 @@ export async function resolveInWorkspace(
 
   let real: string;
   try {
-    real = await resolveExisting(lexical, 0);
+    real = resolveExisting(lexical, 0);
   } catch (error) {
     if (error instanceof SymlinkLoopError) return { ok: false, error: `path '${relativePath}' has a symlink loop` };
     const reason = errorMessage(error);
@@ -76,10 +74,10 @@ export type WorkspaceLocation = { ok: true; workspace: string; relativePath: str
  * `resolveInWorkspace`, whose answer (and error message) is the one that counts
  * (`openWorkspaceFile` in `impl/regular-file.ts`).
  */
-export async function locateInWorkspace(workspace: string | null | undefined, relativePath: string): Promise<WorkspaceLocation> {
+export function locateInWorkspace(workspace: string | null | undefined, relativePath: string): WorkspaceLocation {
   const request = checkedRequest(workspace, relativePath);
   if (!request.ok) return request;
-  const root = await realWorkspace(request.workspace, false);
+  const root = realWorkspace(request.workspace, false);
   if (root === null) return { ok: false, error: 'the session workspace does not exist' };
   const lexical = path.resolve(root, relativePath);
   if (!isInside(root, lexical)) return { ok: false, error: `path '${relativePath}' is outside the workspace` };
@@ -109,13 +107,13 @@ const realWorkspaces = new Map<string, string>();
 const REAL_WORKSPACES_KEPT = 512;
 
 /** The workspace's real path — the one remembered, or (`fresh`, or none yet) taken now — or `null` when it does not exist. */
-async function realWorkspace(workspace: string, fresh: boolean): Promise<string | null> {
+function realWorkspace(workspace: string, fresh: boolean): string | null {
   const known = fresh ? undefined : realWorkspaces.get(workspace);
   if (known !== undefined) return known;
   realWorkspaces.delete(workspace);
   let root: string;
   try {
-    root = await fs.realpath(workspace);
+    root = fs.realpathSync.native(workspace);
   } catch {
     return null;
   }
@@ -142,21 +140,29 @@ class SymlinkLoopError extends Error {}
  * Real path of `target`: `realpath` where the path exists; otherwise the real path of its
  * parent plus the missing name, following a dangling symlink to where it points.
  */
-async function resolveExisting(target: string, hops: number): Promise<string> {
+function resolveExisting(target: string, hops: number): string {
   if (hops > MAX_SYMLINK_HOPS) throw new SymlinkLoopError();
   try {
-    return await fs.realpath(target);
+    return fs.realpathSync.native(target);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ELOOP') throw new SymlinkLoopError();
     if (code !== 'ENOENT' && code !== 'ENOTDIR') throw error;
   }
-  const entry = await fs.lstat(target).catch(() => null);
-  if (entry?.isSymbolicLink()) {
-    const link = await fs.readlink(target);
+  if (isSymbolicLink(target)) {
+    const link = fs.readlinkSync(target);
     return resolveExisting(path.resolve(path.dirname(target), link), hops + 1);
   }
   const parent = path.dirname(target);
   if (parent === target) return target;
-  return path.join(await resolveExisting(parent, hops), path.basename(target));
+  return path.join(resolveExisting(parent, hops), path.basename(target));
+}
+
+/** Whether `target` is a symbolic link (`false` when it cannot be looked at). */
+export function isSymbolicLink(target: string): boolean {
+  try {
+    return fs.lstatSync(target).isSymbolicLink();
+  } catch {
+    return false;
+  }
 }

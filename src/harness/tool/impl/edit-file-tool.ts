@@ -93,7 +93,7 @@ export class EditFileTool extends WorkspaceTool {
     let content: string;
     let at: number;
     try {
-      const bytes = await readAtMost(file.handle, this.maxFileBytes, file.size);
+      const bytes = readAtMost(file.handle, this.maxFileBytes, file.size);
       if (bytes === null) {
         return errorResult(`'${shown}' is larger than ${this.maxFileBytes} bytes; edit_file works on smaller files (use shell for this one)`);
       }
@@ -105,14 +105,14 @@ export class EditFileTool extends WorkspaceTool {
       }
       at = content.indexOf(oldString.value);
       const updated = content.slice(0, at) + newString.value + content.slice(at + oldString.value.length);
-      // `readAtMost` reads at given positions, so the file's offset is still 0: `writeFile` writes
+      // `readAtMost` reads at given positions, so the file's offset is still 0: `writeText` writes
       // from the start.
-      await file.handle.truncate(0);
-      await file.handle.writeFile(updated, 'utf8');
+      file.handle.truncate(0);
+      file.handle.writeText(updated);
     } catch (error) {
       return errorResult(describeFsError(error, shown));
     } finally {
-      await file.handle.close();
+      file.handle.close();
     }
     const change = countLineChanges(content, at, oldString.value, newString.value);
     const fileChange: FileChange = { path: shown, ...change };

@@ -1,4 +1,4 @@
-import * as fs from 'node:fs/promises';
+import * as fs from 'node:fs';
 import type { ToolCapabilities } from '../tool';
 
 import { ToolCallContext } from '../tool-call-context';
@@ -98,10 +98,10 @@ export class GlobTool extends WorkspaceTool {
     const matcher = compileGlob(pattern.value);
     if (!matcher.ok) return errorResult(matcher.error);
 
-    const resolved = await resolveInWorkspace(workspace, base.value || '.');
+    const resolved = resolveInWorkspace(workspace, base.value || '.');
     if (!resolved.ok) return errorResult(resolved.error);
     try {
-      const stat = await fs.stat(resolved.path);
+      const stat = fs.statSync(resolved.path);
       if (!stat.isDirectory()) return errorResult(`'${resolved.relativePath}' is not a directory`);
     } catch (error) {
       return errorResult(describeFsError(error, resolved.relativePath));

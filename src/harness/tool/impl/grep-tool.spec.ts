@@ -469,11 +469,16 @@ describe('grep calls of different sessions sharing the matching threads', () => 
 
   it("answers one session's quick search while another session's slow searches hold the pool and queue", async () => {
     const tool = new GrepTool({ timeoutMs: 3_000 });
+    // The search that takes the thread has a later deadline than the two that queue behind it, so
+    // theirs surely passes while they still wait (a thread freed at the same moment would otherwise
+    // go to one of them just before its own deadline).
+    const holder = new GrepTool({ timeoutMs: 4_000 });
     let slowSettled = 0;
-    const slow = Array.from({ length: 3 }, () =>
-      grepAs(7, { pattern: slowPattern, path: 'many-a.txt' }, tool).finally(() => slowSettled++),
-    );
-    await until(() => liveGrepWorkersOf(7) === 1 && waitingGrepMatchers() === 2);
+    const settled = <T>(call: Promise<T>) => call.finally(() => slowSettled++);
+    const slow = [settled(grepAs(7, { pattern: slowPattern, path: 'many-a.txt' }, holder))];
+    await until(() => liveGrepWorkersOf(7) === 1);
+    slow.push(...Array.from({ length: 2 }, () => settled(grepAs(7, { pattern: slowPattern, path: 'many-a.txt' }, tool))));
+    await until(() => waitingGrepMatchers() === 2);
 
     expect(successJson(await grepAs(8, { pattern: 'needle' }, tool))).toEqual({ matches: [{ file: 'notes.md', line: 1, text: 'needle' }], truncated: false });
     // Session 7's searches were all still running or waiting when session 8 got its answer.
@@ -483,7 +488,7 @@ describe('grep calls of different sessions sharing the matching threads', () => 
 
     // Whichever got the thread ran into the deadline; the two behind it were told the server was busy.
     const errors = (await Promise.all(slow)).map(failureMessage);
-    expect(errors.filter((error) => error.startsWith('grep was stopped after its time limit of 3000 ms; narrow the search'))).toHaveLength(1);
+    expect(errors.filter((error) => error.startsWith('grep was stopped after its time limit of 4000 ms; narrow the search'))).toHaveLength(1);
     expect(errors.filter((error) => error.startsWith('grep was stopped after its time limit of 3000 ms while waiting'))).toHaveLength(2);
     expect(liveGrepWorkers()).toBe(0);
     expect(waitingGrepMatchers()).toBe(0);

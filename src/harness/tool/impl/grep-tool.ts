@@ -1,14 +1,13 @@
+import * as fs from 'node:fs';
 import { constants as fsConstants } from 'node:fs';
 import type { ToolCapabilities } from '../tool';
-import * as fs from 'node:fs/promises';
-import type { FileHandle } from 'node:fs/promises';
 
 import { RE2JS } from 're2js';
 
 import { ToolCallContext } from '../tool-call-context';
 import { optionalBoolean, optionalString, requireString } from '../tool-arguments';
 import type { ToolOutput } from '../tool-output';
-import { openFileBeneath } from '../workspace-open';
+import { openFileBeneath, type Descriptor } from '../workspace-open';
 import { resolveInWorkspace } from '../workspace-path';
 import { looksBinary } from './binary-content';
 import { describeFsError } from './fs-error-message';
@@ -210,11 +209,11 @@ export class GrepTool extends WorkspaceTool {
       globMatcher = compiled.value;
     }
 
-    const resolved = await resolveInWorkspace(workspace, base.value || '.');
+    const resolved = resolveInWorkspace(workspace, base.value || '.');
     if (!resolved.ok) return errorResult(resolved.error);
     let isDirectory: boolean;
     try {
-      const stat = await fs.stat(resolved.path);
+      const stat = fs.statSync(resolved.path);
       isDirectory = stat.isDirectory();
       if (!isDirectory && !stat.isFile()) return errorResult(`'${resolved.relativePath}' is not a regular file`);
     } catch (error) {
@@ -319,7 +318,7 @@ export class GrepTool extends WorkspaceTool {
     for await (const file of files) {
       if (matcher.isClosed) break;
       if (target.fileFilter && !target.fileFilter(file.relativeToStart)) continue;
-      const text = await this.readSearchable(file);
+      const text = this.readSearchable(file);
       if (text === null) continue;
       batch.push({ file: file.relativePath, text });
       batchCharacters += text.length;
@@ -336,22 +335,22 @@ export class GrepTool extends WorkspaceTool {
    * or no longer a regular file). Only regular files are read: a FIFO or device swapped in would
    * block the read, so the file is opened non-blocking and checked on the open handle.
    */
-  private async readSearchable(file: WalkedFile): Promise<string | null> {
-    let handle: FileHandle;
+  private readSearchable(file: WalkedFile): string | null {
+    let handle: Descriptor;
     try {
-      handle = await file.open();
+      handle = file.open();
     } catch {
       return null;
     }
     try {
-      const stat = await handle.stat();
+      const stat = handle.stat();
       if (!stat.isFile() || stat.size > this.maxFileBytes) return null;
-      const bytes = await readAtMost(handle, this.maxFileBytes, stat.size);
+      const bytes = readAtMost(handle, this.maxFileBytes, stat.size);
       return bytes === null || looksBinary(bytes) ? null : bytes.toString('utf8');
     } catch {
       return null;
     } finally {
-      await handle.close();
+      handle.close();
     }
   }
 

@@ -1,3 +1,4 @@
+import { readFileSync, writeFileSync } from 'node:fs';
 import * as fs from 'node:fs/promises';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -5,12 +6,12 @@ import * as path from 'node:path';
 import { openWorkspaceFile, type OpenedWorkspaceFile } from './regular-file';
 
 /** The text of an opened file (and closes it), or the error it was answered with. */
-async function contentOf(opened: OpenedWorkspaceFile): Promise<string> {
+function contentOf(opened: OpenedWorkspaceFile): string {
   if (!opened.ok) return `error: ${opened.error}`;
   try {
-    return await opened.handle.readFile('utf8');
+    return readFileSync(opened.handle.fd, 'utf8');
   } finally {
-    await opened.handle.close();
+    opened.handle.close();
   }
 }
 
@@ -28,8 +29,8 @@ describe('openWorkspaceFile', () => {
     await fs.mkdir(outside);
     await fs.writeFile(path.join(workspace, 'notes', 'a.md'), 'note a\n');
     await fs.writeFile(path.join(outside, 'secret.txt'), 'secret\n');
-    // The module object itself (the import above is a read-only view of it).
-    realpath = jest.spyOn(jest.requireActual<typeof fs>('node:fs/promises'), 'realpath');
+    // The function the workspace paths are resolved with (the module's own object, not a view of it).
+    realpath = jest.spyOn(jest.requireActual<typeof import('node:fs')>('node:fs').realpathSync, 'native');
   });
 
   afterEach(async () => {
@@ -38,11 +39,11 @@ describe('openWorkspaceFile', () => {
   });
 
   it('opens a path with no link on its way without resolving it, once the workspace is known', async () => {
-    expect(await contentOf(await openWorkspaceFile(workspace, 'notes/a.md', 'read'))).toBe('note a\n');
+    expect(contentOf(await openWorkspaceFile(workspace, 'notes/a.md', 'read'))).toBe('note a\n');
     realpath.mockClear();
     const opened = await openWorkspaceFile(workspace, './notes/../notes/a.md', 'read');
     expect(opened.ok && opened.shown).toBe('notes/a.md');
-    expect(await contentOf(opened)).toBe('note a\n');
+    expect(contentOf(opened)).toBe('note a\n');
     expect(realpath).not.toHaveBeenCalled();
   });
 
@@ -51,15 +52,15 @@ describe('openWorkspaceFile', () => {
     realpath.mockClear();
     const opened = await openWorkspaceFile(workspace, 'latest/a.md', 'read');
     expect(opened.ok && opened.shown).toBe('notes/a.md');
-    expect(await contentOf(opened)).toBe('note a\n');
+    expect(contentOf(opened)).toBe('note a\n');
     // The quick open met the link; the path was resolved instead.
     expect(realpath).toHaveBeenCalled();
 
     const created = await openWorkspaceFile(workspace, 'latest/b.md', 'create');
     expect(created.ok && created.shown).toBe('notes/b.md');
     if (created.ok) {
-      await created.handle.writeFile('b', 'utf8');
-      await created.handle.close();
+      writeFileSync(created.handle.fd, 'b');
+      created.handle.close();
     }
     expect(await fs.readFile(path.join(workspace, 'notes', 'b.md'), 'utf8')).toBe('b');
   });
@@ -70,7 +71,7 @@ describe('openWorkspaceFile', () => {
     await fs.symlink(path.join(outside, 'new.txt'), path.join(workspace, 'dangling'));
     for (const target of ['dir-link/secret.txt', 'file-link', 'dangling', 'dir-link/new/b.txt']) {
       for (const access of ['read', 'create'] as const) {
-        expect(await contentOf(await openWorkspaceFile(workspace, target, access))).toMatch(/leads outside the workspace through a symlink/);
+        expect(contentOf(await openWorkspaceFile(workspace, target, access))).toMatch(/leads outside the workspace through a symlink/);
       }
     }
     expect((await fs.readdir(outside)).sort()).toEqual(['secret.txt']);
@@ -78,22 +79,22 @@ describe('openWorkspaceFile', () => {
   });
 
   it('answers a missing file, a directory and the workspace itself as before', async () => {
-    expect(await contentOf(await openWorkspaceFile(workspace, 'notes/missing.md', 'read'))).toBe("error: no such file or directory: 'notes/missing.md'");
-    expect(await contentOf(await openWorkspaceFile(workspace, 'notes', 'read', { directoryError: (shown) => `'${shown}' is a folder` }))).toBe(
+    expect(contentOf(await openWorkspaceFile(workspace, 'notes/missing.md', 'read'))).toBe("error: no such file or directory: 'notes/missing.md'");
+    expect(contentOf(await openWorkspaceFile(workspace, 'notes', 'read', { directoryError: (shown) => `'${shown}' is a folder` }))).toBe(
       "error: 'notes' is a folder",
     );
-    expect(await contentOf(await openWorkspaceFile(workspace, 'notes/..', 'create', { workspaceError: 'not the workspace' }))).toBe(
+    expect(contentOf(await openWorkspaceFile(workspace, 'notes/..', 'create', { workspaceError: 'not the workspace' }))).toBe(
       'error: not the workspace',
     );
-    expect(await contentOf(await openWorkspaceFile(workspace, '../outside/secret.txt', 'read'))).toMatch(/outside the workspace/);
+    expect(contentOf(await openWorkspaceFile(workspace, '../outside/secret.txt', 'read'))).toMatch(/outside the workspace/);
   });
 
   it('creates a file below missing directories on the quick path', async () => {
     const opened = await openWorkspaceFile(workspace, 'new/dir/b.md', 'create');
     expect(opened.ok && opened.shown).toBe('new/dir/b.md');
     if (opened.ok) {
-      await opened.handle.writeFile('b', 'utf8');
-      await opened.handle.close();
+      writeFileSync(opened.handle.fd, 'b');
+      opened.handle.close();
     }
     expect(await fs.readFile(path.join(workspace, 'new', 'dir', 'b.md'), 'utf8')).toBe('b');
   });
@@ -101,10 +102,10 @@ describe('openWorkspaceFile', () => {
   it('notices a workspace that is gone, and one that came back elsewhere through a link', async () => {
     expect((await openWorkspaceFile(workspace, 'notes/a.md', 'read')).ok).toBe(true);
     await fs.rename(workspace, path.join(sandbox, 'moved'));
-    expect(await contentOf(await openWorkspaceFile(workspace, 'notes/a.md', 'read'))).toBe('error: the session workspace does not exist');
+    expect(contentOf(await openWorkspaceFile(workspace, 'notes/a.md', 'read'))).toBe('error: the session workspace does not exist');
     // The workspace's path now leads to the moved directory: its files are found there.
     await fs.symlink(path.join(sandbox, 'moved'), workspace);
-    expect(await contentOf(await openWorkspaceFile(workspace, 'notes/a.md', 'read'))).toBe('note a\n');
+    expect(contentOf(await openWorkspaceFile(workspace, 'notes/a.md', 'read'))).toBe('note a\n');
   });
 
   it('resolves every path first where the walk cannot refuse links (no /proc)', async () => {
@@ -113,9 +114,9 @@ describe('openWorkspaceFile', () => {
       jest.doMock('../workspace-open', () => ({ ...jest.requireActual<object>('../workspace-open'), canOpenBeneath: () => false }));
       ({ openWorkspaceFile: open } = jest.requireActual<typeof import('./regular-file')>('./regular-file'));
     });
-    expect(await contentOf(await open(workspace, 'notes/a.md', 'read'))).toBe('note a\n');
+    expect(contentOf(await open(workspace, 'notes/a.md', 'read'))).toBe('note a\n');
     realpath.mockClear();
-    expect(await contentOf(await open(workspace, 'notes/a.md', 'read'))).toBe('note a\n');
+    expect(contentOf(await open(workspace, 'notes/a.md', 'read'))).toBe('note a\n');
     expect(realpath).toHaveBeenCalled();
   });
 });

@@ -1,8 +1,8 @@
-import type { FileHandle } from 'node:fs/promises';
 import type { ToolCapabilities } from '../tool';
 
 import { optionalInteger, requireString } from '../tool-arguments';
 import type { ToolOutput } from '../tool-output';
+import type { Descriptor } from '../workspace-open';
 import { looksBinary } from './binary-content';
 import { errorResult, textResult } from './json-result';
 import { openWorkspaceFile, readReachedEnd } from './regular-file';
@@ -82,13 +82,13 @@ export class ReadFileTool extends WorkspaceTool {
     if (!opened.ok) return errorResult(opened.error);
     const { handle, shown } = opened;
     try {
-      return await this.readRange(handle, shown, offset.value ?? 1, limit.value, opened.size);
+      return this.readRange(handle, shown, offset.value ?? 1, limit.value, opened.size);
     } finally {
-      await handle.close();
+      handle.close();
     }
   }
 
-  private async readRange(handle: FileHandle, shown: string, first: number, limit: number | undefined, sizeAtOpen: number): Promise<ToolOutput> {
+  private readRange(handle: Descriptor, shown: string, first: number, limit: number | undefined, sizeAtOpen: number): ToolOutput {
     const last = limit === undefined ? Infinity : first + limit - 1;
     // Every byte used is one a read filled: no need to zero it first.
     const chunk = Buffer.allocUnsafe(CHUNK_BYTES);
@@ -100,7 +100,7 @@ export class ReadFileTool extends WorkspaceTool {
     let truncatedAtLine: number | null = null;
 
     reading: for (;;) {
-      const { bytesRead } = await handle.read(chunk, 0, CHUNK_BYTES, position);
+      const bytesRead = handle.read(chunk, 0, CHUNK_BYTES, position);
       if (bytesRead === 0) break;
       const data = chunk.subarray(0, bytesRead);
       if (position === 0 && looksBinary(data)) {

@@ -1,7 +1,6 @@
 import { constants as fsConstants } from 'node:fs';
-import type { FileHandle } from 'node:fs/promises';
 
-import { canOpenBeneath, openFileBeneath } from '../workspace-open';
+import { canOpenBeneath, closeQuietly, createFileBeneath, openFileBeneath, type Descriptor } from '../workspace-open';
 import { locateInWorkspace, resolveInWorkspace } from '../workspace-path';
 import { describeFsError } from './fs-error-message';
 
@@ -12,12 +11,15 @@ import { describeFsError } from './fs-error-message';
  */
 export type RegularFileAccess = 'read' | 'edit' | 'overwrite' | 'create';
 
-/** Without `O_TRUNC`: a file is emptied only once it is known to be the regular file it should be. */
+/**
+ * Without `O_TRUNC`: a file is emptied only once it is known to be the regular file it should be.
+ * `create` adds `O_CREAT` when the file is missing (`createFileBeneath`).
+ */
 const OPEN_FLAGS: Record<RegularFileAccess, number> = {
   read: fsConstants.O_RDONLY,
   edit: fsConstants.O_RDWR,
   overwrite: fsConstants.O_WRONLY,
-  create: fsConstants.O_WRONLY | fsConstants.O_CREAT,
+  create: fsConstants.O_WRONLY,
 };
 
 /** A file of the workspace as `resolveInWorkspace` resolved it. */
@@ -42,7 +44,8 @@ export interface ResolvedWorkspaceFile {
  *   emptying to its caller, once it has read the file). A file that is already empty (a new one)
  *   is not truncated: on ext4 a truncation to zero makes the file's close start writing it out at
  *   once (`auto_da_alloc`), which cost every new file a flush.
- * - `create` makes missing parent directories, inside the pinned parents.
+ * - `create` makes the file and missing parent directories, inside the pinned parents
+ *   (`createFileBeneath`).
  * - `directoryError` gives the answer when the path is a directory (default: that it is one);
  *   it is asked only then.
  */
@@ -51,13 +54,12 @@ export async function openRegularFile(
   shown: string,
   access: RegularFileAccess,
   options: Pick<OpenWorkspaceFileOptions, 'directoryError'> = {},
-): Promise<{ ok: true; handle: FileHandle; size: number } | { ok: false; error: string }> {
+): Promise<{ ok: true; handle: Descriptor; size: number } | { ok: false; error: string }> {
   const directoryError = () => options.directoryError?.(shown) ?? `'${shown}' is a directory`;
-  let handle: FileHandle;
+  let handle: Descriptor;
   try {
-    handle = await openFileBeneath(file.workspace, file.relativePath, OPEN_FLAGS[access] | fsConstants.O_NONBLOCK, {
-      createDirectories: access === 'create',
-    });
+    const flags = OPEN_FLAGS[access] | fsConstants.O_NONBLOCK;
+    handle = access === 'create' ? await createFileBeneath(file.workspace, file.relativePath, flags) : openFileBeneath(file.workspace, file.relativePath, flags);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException | null)?.code;
     if (code === 'EISDIR' && options.directoryError !== undefined) return { ok: false, error: directoryError() };
@@ -66,22 +68,22 @@ export async function openRegularFile(
     return { ok: false, error: describeFsError(error, shown) };
   }
   try {
-    const stat = await handle.stat();
+    const stat = handle.stat();
     if (!stat.isFile()) {
-      await handle.close();
+      handle.close();
       return { ok: false, error: stat.isDirectory() ? directoryError() : `'${shown}' is not a regular file` };
     }
     const keeps = access === 'read' || access === 'edit';
-    if (!keeps && stat.size > 0) await handle.truncate(0);
+    if (!keeps && stat.size > 0) handle.truncate(0);
     return { ok: true, handle, size: keeps ? stat.size : 0 };
   } catch (error) {
-    await handle.close().catch(() => undefined);
+    closeQuietly(handle);
     return { ok: false, error: describeFsError(error, shown) };
   }
 }
 
 /** An open workspace file as `openWorkspaceFile` answers it: `shown` is its path relative to the workspace. */
-export type OpenedWorkspaceFile = { ok: true; handle: FileHandle; size: number; shown: string } | { ok: false; error: string };
+export type OpenedWorkspaceFile = { ok: true; handle: Descriptor; size: number; shown: string } | { ok: false; error: string };
 
 export interface OpenWorkspaceFileOptions {
   /** The answer when the path is a directory; it is given the path as shown (default: that it is one). */
@@ -109,14 +111,14 @@ export async function openWorkspaceFile(
   access: RegularFileAccess,
   options: OpenWorkspaceFileOptions = {},
 ): Promise<OpenedWorkspaceFile> {
-  const located = await locateInWorkspace(workspace, requested);
+  const located = locateInWorkspace(workspace, requested);
   if (!located.ok) return located;
   // Without `/proc` the walk follows links on the way (`workspace-open.ts`): every path is resolved first.
   if (located.relativePath !== '.' && canOpenBeneath()) {
     const quick = await openRegularFile(located, located.relativePath, access, options);
     if (quick.ok) return { ...quick, shown: located.relativePath };
   }
-  const resolved = await resolveInWorkspace(workspace, requested);
+  const resolved = resolveInWorkspace(workspace, requested);
   if (!resolved.ok) return resolved;
   const shown = resolved.relativePath;
   if (shown === '.' && options.workspaceError !== undefined) return { ok: false, error: options.workspaceError };
@@ -141,14 +143,14 @@ export function readReachedEnd(bytesRead: number, requested: number, total: numb
  * when a short read is the end: `readReachedEnd`): a file that grows meanwhile (a command
  * appending to it) is not read past `maxBytes + 1` bytes.
  */
-export async function readAtMost(handle: FileHandle, maxBytes: number, sizeAtOpen: number): Promise<Buffer | null> {
+export function readAtMost(handle: Descriptor, maxBytes: number, sizeAtOpen: number): Buffer | null {
   // Every byte used is one a read filled: no need to zero it first.
   const buffer = Buffer.allocUnsafe(Math.min(maxBytes + 1, 64 * 1024));
   const chunks: Buffer[] = [];
   let total = 0;
   for (;;) {
     const requested = Math.min(buffer.length, maxBytes + 1 - total);
-    const { bytesRead } = await handle.read(buffer, 0, requested, total);
+    const bytesRead = handle.read(buffer, 0, requested, total);
     if (bytesRead > 0) chunks.push(Buffer.from(buffer.subarray(0, bytesRead)));
     total += bytesRead;
     if (total > maxBytes) return null;

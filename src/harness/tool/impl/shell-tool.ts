@@ -194,7 +194,7 @@ export class ShellTool extends BaseTool {
     const runAsync = optionalBoolean(parsed.args, 'async');
     if (!runAsync.ok) return errorResult(runAsync.error);
 
-    const root = await resolveInWorkspace(workspace, '.');
+    const root = resolveInWorkspace(workspace, '.');
     if (!root.ok) return errorResult(root.error);
 
     const env: NodeJS.ProcessEnv = { ...(this.options.env ?? shellEnvironment(process.env)), HOME: root.path, TERM: 'dumb' };

@@ -83,14 +83,14 @@ describe('the file tools and a FIFO in the workspace', () => {
     const opened = await openRegularFile({ workspace, relativePath: 'ten.txt' }, 'ten.txt', 'read');
     if (!opened.ok) throw new Error(opened.error);
     try {
-      expect(await readAtMost(opened.handle, 5, opened.size)).toBeNull();
-      expect((await readAtMost(opened.handle, 10, opened.size))?.toString()).toBe('0123456789');
+      expect(readAtMost(opened.handle, 5, opened.size)).toBeNull();
+      expect(readAtMost(opened.handle, 10, opened.size)?.toString()).toBe('0123456789');
       // Grown since it was opened: read to the bound, not to the size seen at open.
       await fs.appendFile(path.join(workspace, 'ten.txt'), 'abcdefghij');
-      expect(await readAtMost(opened.handle, 15, opened.size)).toBeNull();
-      expect((await readAtMost(opened.handle, 20, opened.size))?.toString()).toBe('0123456789abcdefghij');
+      expect(readAtMost(opened.handle, 15, opened.size)).toBeNull();
+      expect(readAtMost(opened.handle, 20, opened.size)?.toString()).toBe('0123456789abcdefghij');
     } finally {
-      await opened.handle.close();
+      opened.handle.close();
     }
     const tooLarge = await new EditFileTool({ maxFileBytes: 15 }).execute(JSON.stringify({ path: 'ten.txt', old_string: 'abc', new_string: 'ABC' }), workspace);
     expect(failureMessage(tooLarge)).toBe("'ten.txt' is larger than 15 bytes; edit_file works on smaller files (use shell for this one)");
@@ -110,9 +110,9 @@ describe('the file tools and a FIFO in the workspace', () => {
       expect(opened.size).toBe(10);
       // Shrunk since it was opened (grown: the test above): what is left is read, not what was there.
       await fs.truncate(path.join(workspace, 'ten.txt'), 4);
-      expect((await readAtMost(opened.handle, 100, opened.size))?.toString()).toBe('0123');
+      expect(readAtMost(opened.handle, 100, opened.size)?.toString()).toBe('0123');
     } finally {
-      await opened.handle.close();
+      opened.handle.close();
     }
     // read_file too, across reads of its chunk size.
     const large = 'x'.repeat(64 * 1024 - 1) + '\n' + 'y'.repeat(100) + '\n';

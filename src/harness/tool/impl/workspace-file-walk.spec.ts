@@ -1,5 +1,5 @@
 import * as fs from 'node:fs/promises';
-import { readdirSync, readlinkSync, realpathSync } from 'node:fs';
+import { readdirSync, readFileSync, readlinkSync, realpathSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 
@@ -148,7 +148,7 @@ describe('WorkspaceFileWalk', () => {
     it('refuses to open a file once the walk has closed its directory', async () => {
       const found: WalkedFile[] = [];
       for await (const file of new WorkspaceFileWalk(workspace).files('.')) found.push(file);
-      await expect(found[0].open()).rejects.toMatchObject({ code: 'EBADF' });
+      expect(() => found[0].open()).toThrow(expect.objectContaining({ code: 'EBADF' }));
     });
 
     it('closes what it opened when the caller stops iterating', async () => {
@@ -185,7 +185,7 @@ describe('WorkspaceFileWalk', () => {
         if (file.relativePath !== 'a/x.txt') continue;
         await fs.rm(path.join(workspace, 'a', 'x.txt'));
         await fs.symlink(path.join(sandbox, 'outside', 'secret.txt'), path.join(workspace, 'a', 'x.txt'));
-        await expect(file.open()).rejects.toMatchObject({ code: 'ELOOP' });
+        expect(() => file.open()).toThrow(expect.objectContaining({ code: 'ELOOP' }));
       }
     });
   });
@@ -219,17 +219,17 @@ describe('WorkspaceFileWalk over a deep tree', () => {
     const before = openDescriptors();
     let most = 0;
     const walk = new WorkspaceFileWalk(workspace, { shouldStop: () => ((most = Math.max(most, openDescriptors() - before)), false) });
-    for await (const file of walk.files('.')) expect(await readThrough(file)).toBe('found');
+    for await (const file of walk.files('.')) expect(readThrough(file)).toBe('found');
     expect(most).toBeLessThanOrEqual(3);
     expect(openDescriptors()).toBe(before);
   });
 });
 
-async function readThrough(file: WalkedFile): Promise<string> {
-  const handle = await file.open();
+function readThrough(file: WalkedFile): string {
+  const handle = file.open();
   try {
-    return await handle.readFile('utf8');
+    return readFileSync(handle.fd, 'utf8');
   } finally {
-    await handle.close();
+    handle.close();
   }
 }

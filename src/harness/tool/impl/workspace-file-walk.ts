@@ -1,9 +1,8 @@
+import * as fs from 'node:fs';
 import { constants as fsConstants, type Dirent } from 'node:fs';
-import * as fs from 'node:fs/promises';
-import type { FileHandle } from 'node:fs/promises';
 import * as path from 'node:path';
 
-import { openFileBeneath, PinnedDirectory } from '../workspace-open';
+import { closeQuietly, openFileBeneath, PinnedDirectory, type Descriptor } from '../workspace-open';
 import { isInside, toRelative } from '../workspace-path';
 
 /** Directories never searched: dependency trees and VCS internals drown every result. */
@@ -51,7 +50,7 @@ export interface WalkedFile {
    * the workspace root. Callers check the handle (`stat().isFile()`): whatever was swapped in
    * meanwhile is what opens. Call it before asking the walk for the next file.
    */
-  open(): Promise<FileHandle>;
+  open(): Descriptor;
 }
 
 /** A directory on the walk's current path. */
@@ -132,19 +131,19 @@ export class WorkspaceFileWalk {
       if (descent.some((name) => SKIPPED_DIRECTORIES.has(name))) return;
       let directory: PinnedDirectory;
       try {
-        directory = await this.openStart(startPath);
+        directory = this.openStart(startPath);
       } catch {
         return;
       }
       let relativeToStart = '';
       for (const name of descent) {
         try {
-          const below = await directory.openDirectory(name);
+          const below = directory.openDirectory(name);
           this.directoriesOpened++;
-          await directory.close();
+          directory.close();
           directory = below;
         } catch {
-          await directory.close().catch(() => undefined);
+          closeQuietly(directory);
           return;
         }
         relativeToStart = joinRelative(relativeToStart, name);
@@ -160,25 +159,25 @@ export class WorkspaceFileWalk {
         }
         if (top.next >= top.subdirectories.length) {
           stack.pop();
-          await closeDirectory(top);
+          closeDirectory(top);
           continue;
         }
         if (this.checkStop()) return;
         const name = top.subdirectories[top.next++];
-        const parent = await this.directoryOfTop(stack);
+        const parent = this.directoryOfTop(stack);
         if (parent === null) {
           top.next = top.subdirectories.length;
           continue;
         }
         let child: PinnedDirectory;
         try {
-          child = await parent.openDirectory(name);
+          child = parent.openDirectory(name);
           this.directoriesOpened++;
         } catch {
           continue; // gone, or swapped for a link or a file since it was listed
         }
         // A directory whose last subdirectory is open is not needed any more.
-        if (top.next >= top.subdirectories.length) await closeDirectory(top);
+        if (top.next >= top.subdirectories.length) closeDirectory(top);
         stack.push({
           relativePath: joinRelative(top.relativePath, name),
           relativeToStart: joinRelative(top.relativeToStart, name),
@@ -190,11 +189,11 @@ export class WorkspaceFileWalk {
         // Only the deepest `maxOpenDirectories` frames may hold their directory open: the walk
         // needs those first when it comes back up.
         const outsideWindow = stack[stack.length - 1 - this.maxOpenDirectories];
-        if (outsideWindow) await closeDirectory(outsideWindow);
+        if (outsideWindow) closeDirectory(outsideWindow);
         listNext = true;
       }
     } finally {
-      await Promise.all(stack.map(closeDirectory));
+      stack.forEach(closeDirectory);
     }
   }
 
@@ -206,7 +205,7 @@ export class WorkspaceFileWalk {
     const directory = frame.directory as PinnedDirectory;
     let entries: Dirent[];
     try {
-      entries = await directory.list();
+      entries = directory.list();
     } catch {
       return false; // unreadable: passed over
     }
@@ -225,7 +224,7 @@ export class WorkspaceFileWalk {
       } else if (entry.isFile()) {
         yield { relativePath, relativeToStart, open: () => directory.openFile(entry.name, READ_FLAGS) };
       } else if (entry.isSymbolicLink()) {
-        const target = await this.fileLinkTarget(relativePath);
+        const target = this.fileLinkTarget(relativePath);
         if (target !== null) yield { relativePath, relativeToStart, open: () => openFileBeneath(this.workspaceRoot, target, READ_FLAGS) };
       }
     }
@@ -237,8 +236,8 @@ export class WorkspaceFileWalk {
     return this.stopped;
   }
 
-  private async openStart(relativePath: string): Promise<PinnedDirectory> {
-    const directory = await PinnedDirectory.open(this.workspaceRoot, relativePath || '.');
+  private openStart(relativePath: string): PinnedDirectory {
+    const directory = PinnedDirectory.open(this.workspaceRoot, relativePath || '.');
     this.directoriesOpened++;
     return directory;
   }
@@ -250,7 +249,7 @@ export class WorkspaceFileWalk {
    * far as the limit allows, for when the walk comes back to them. `null` when it cannot be
    * reopened (gone or swapped meanwhile): its remaining subdirectories are then skipped.
    */
-  private async directoryOfTop(stack: Frame[]): Promise<PinnedDirectory | null> {
+  private directoryOfTop(stack: Frame[]): PinnedDirectory | null {
     const index = stack.length - 1;
     if (stack[index].directory) return stack[index].directory;
     let level = index - 1;
@@ -260,7 +259,7 @@ export class WorkspaceFileWalk {
       current = stack[level].directory as PinnedDirectory;
     } else {
       try {
-        current = await this.openStart(stack[0].relativePath);
+        current = this.openStart(stack[0].relativePath);
       } catch {
         return null;
       }
@@ -269,16 +268,16 @@ export class WorkspaceFileWalk {
     }
     try {
       while (level < index) {
-        const next = await current.openDirectory(stack[level + 1].name);
+        const next = current.openDirectory(stack[level + 1].name);
         this.directoriesOpened++;
-        if (stack[level].directory !== current) await current.close();
+        if (stack[level].directory !== current) current.close();
         current = next;
         level++;
         this.keepOpen(stack, level, current);
       }
       return current;
     } catch {
-      if (stack[level].directory !== current) await current.close().catch(() => undefined);
+      if (stack[level].directory !== current) closeQuietly(current);
       return null;
     }
   }
@@ -290,10 +289,10 @@ export class WorkspaceFileWalk {
   }
 
   /** The target of a link to a regular file inside the workspace, relative to its root; `null` otherwise. */
-  private async fileLinkTarget(relativePath: string): Promise<string | null> {
+  private fileLinkTarget(relativePath: string): string | null {
     try {
-      const target = await fs.realpath(path.join(this.workspaceRoot, relativePath));
-      if (!isInside(this.workspaceRoot, target) || !(await fs.stat(target)).isFile()) return null;
+      const target = fs.realpathSync.native(path.join(this.workspaceRoot, relativePath));
+      if (!isInside(this.workspaceRoot, target) || !fs.statSync(target).isFile()) return null;
       return toRelative(this.workspaceRoot, target);
     } catch {
       return null;
@@ -305,10 +304,10 @@ function hasPending(frame: Frame): boolean {
   return frame.next < frame.subdirectories.length;
 }
 
-async function closeDirectory(frame: Frame): Promise<void> {
+function closeDirectory(frame: Frame): void {
   const directory = frame.directory;
   frame.directory = null;
-  await directory?.close().catch(() => undefined);
+  closeQuietly(directory);
 }
 
 /** `parent/child` of two relative paths, either of which may be `''`. */

@@ -62,11 +62,11 @@ export class WriteFileTool extends WorkspaceTool {
     });
     if (!target.ok) return errorResult(target.error);
     try {
-      await target.handle.writeFile(content.value, 'utf8');
+      target.handle.writeText(content.value);
     } catch (error) {
       return errorResult(describeFsError(error, target.shown));
     } finally {
-      await target.handle.close();
+      target.handle.close();
     }
     return jsonResult({ path: target.shown, bytes: Buffer.byteLength(content.value, 'utf8') });
   }
