@@ -33,7 +33,7 @@ import { isSymbolicLink } from './workspace-path';
  * thread's work per call, a pool thread woken per call, a promise and a callback per step — and
  * that hand-off was a quarter of the main thread's time under the load of `npm run bench` (100
  * sessions of file tools at once, docs/performance.md). Making an inode costs more: ext4 took
- * 30–500 µs per new file or directory on the machine of that benchmark. A new file is made in
+ * 30–530 µs per new file or directory on the machine of that benchmark. A new file is made in
  * the pool (`createFileBeneath`), where that wait does not hold the event loop. A missing
  * directory is made here: it is made once, where in the pool each of a round's parallel calls
  * into a new directory would send its own `mkdir` (ten `write_file` into `notes/`: ten, nine of
@@ -233,7 +233,7 @@ export async function createFileBeneath(root: string, relativePath: string, flag
   if (directory === '' && canOpenBeneath()) return openOrCreate(path.join(root, name), flags);
   const dir = PinnedDirectory.open(root, directory, true);
   try {
-    return await openOrCreate(dir.entry(name), flags);
+    return await dir.createFile(name, flags);
   } finally {
     dir.close();
   }
@@ -289,6 +289,11 @@ export class PinnedDirectory {
     return openDescriptor(this.entry(name), flags | fsConstants.O_NOFOLLOW, 0o666);
   }
 
+  /** As `openFile`, creating the entry (in libuv's pool) when it is missing. */
+  createFile(name: string, flags: number): Promise<Descriptor> {
+    return openOrCreate(this.entry(name), flags);
+  }
+
   /** Its entries, read through the descriptor. */
   list(): Dirent[] {
     return fs.readdirSync(canOpenBeneath() ? this.descriptorPath() : this.pathWithoutProc, { withFileTypes: true });
@@ -299,7 +304,7 @@ export class PinnedDirectory {
   }
 
   /** The path that opens its entry `name`: one component, never `.` or `..`. */
-  entry(name: string): string {
+  private entry(name: string): string {
     entryName(name);
     return canOpenBeneath() ? `${this.descriptorPath()}/${name}` : path.join(this.pathWithoutProc, name);
   }

@@ -15,8 +15,9 @@ export const DEFAULT_MAX_WALK_ENTRIES = 100_000;
 export const DEFAULT_MAX_OPEN_DIRECTORIES = 64;
 
 /**
- * Entries handled between two turns given to the event loop: the walk's own steps between two
- * reads of a directory (and the caller's work on each file it yields) run as one task otherwise.
+ * Entries handled between two turns given to the event loop: the walk's system calls are
+ * synchronous (`workspace-open.ts`), so without these turns a walk, and the caller's work on each
+ * file it yields, would run as one task however large the tree.
  */
 const ENTRIES_PER_TURN = 1_000;
 
