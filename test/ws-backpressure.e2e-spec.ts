@@ -42,16 +42,36 @@ function serverWs(): typeof import('ws') {
   return require(require.resolve('ws', { paths: [adapter] })) as typeof import('ws');
 }
 
-/** Records the largest send queue any server-side socket had right after a send. */
+/** The registry's own write of a turn's frames to a `ws` connection (private: watched here only). */
+interface HeldFramesWriter {
+  writeHeld(connection: WebSocket, held: unknown): void;
+}
+
+/**
+ * Records the largest send queue any server-side socket had right after frames were written to it:
+ * by the registry, which writes a turn's frames to a `ws` connection itself, or through `send`.
+ */
 function watchServerSendQueues(): { peak(): number; restore(): void } {
   const prototype = serverWs().WebSocket.prototype;
   const send = prototype.send;
   let peak = 0;
-  const spy = jest.spyOn(prototype, 'send').mockImplementation(function (this: WebSocket, ...args: Parameters<WebSocket['send']>) {
+  const sendSpy = jest.spyOn(prototype, 'send').mockImplementation(function (this: WebSocket, ...args: Parameters<WebSocket['send']>) {
     send.apply(this, args);
     peak = Math.max(peak, this.bufferedAmount);
   });
-  return { peak: () => peak, restore: () => spy.mockRestore() };
+  const registry = StreamingWsRegistry.prototype as unknown as HeldFramesWriter;
+  const writeHeld = registry.writeHeld;
+  const writeSpy = jest.spyOn(registry, 'writeHeld').mockImplementation(function (this: HeldFramesWriter, connection, held) {
+    writeHeld.call(this, connection, held);
+    peak = Math.max(peak, connection.bufferedAmount);
+  });
+  return {
+    peak: () => peak,
+    restore: () => {
+      sendSpy.mockRestore();
+      writeSpy.mockRestore();
+    },
+  };
 }
 
 describe('a client that stops reading', () => {

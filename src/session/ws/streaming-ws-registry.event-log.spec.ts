@@ -1,3 +1,5 @@
+import type { AddressInfo } from 'node:net';
+import { WebSocket, WebSocketServer } from 'ws';
 import type { ClientEvent } from '../../harness/local/client-event';
 import { LocalToolSessionRegistry } from '../../harness/local/local-tool-session-registry';
 import { HarnessDatabase } from '../persistence/harness-database';
@@ -285,6 +287,46 @@ describe('StreamingWsRegistry sending only what is stored', () => {
       expect(socket.delivered.map((frame) => (JSON.parse(frame) as WsEvent).seq)).toEqual([1, 2]);
     } finally {
       database.close();
+    }
+  });
+});
+
+describe('StreamingWsRegistry sending only what is stored, to a real WebSocket', () => {
+  it('writes the frames held in a turn to the socket only once the database committed their events', async () => {
+    const wss = new WebSocketServer({ host: '127.0.0.1', port: 0 });
+    await new Promise<void>((resolve) => wss.once('listening', () => resolve()));
+    const connected = new Promise<WebSocket>((resolve) => wss.once('connection', resolve));
+    const client = new WebSocket(`ws://127.0.0.1:${(wss.address() as AddressInfo).port}`);
+    const delivered: WsEvent[] = [];
+    client.on('message', (data) => delivered.push(JSON.parse((data as Buffer).toString()) as WsEvent));
+    const checks: Array<() => void> = [];
+    const database = new HarnessDatabase(':memory:', { scheduleCheck: (check) => checks.push(check), clock: () => 0 });
+    try {
+      await new Promise<void>((resolve) => client.once('open', () => resolve()));
+      const server = await connected;
+      const sessionId = new SessionRepository(database).create({ userId: USER, executionMode: 'CLOUD', permissionLevel: 'FULL', workspace: 'a' }).id;
+      const registry = new StreamingWsRegistry({ eventLog: new SessionEventLog(database) });
+      registry.add(USER, server);
+      const endTurn = () => checks.splice(0).forEach((check) => check());
+      const settle = () => new Promise((resolve) => setTimeout(resolve, 20));
+
+      registry.sendToUser(USER, delta(sessionId, 'a'));
+      registry.sendToUser(USER, delta(sessionId, 'b'));
+      endTurn();
+      await settle();
+      expect(delivered).toEqual([]);
+      expect(server.bufferedAmount).toBe(0);
+      // A quiet turn commits the events; their frames go out after it.
+      endTurn();
+      while (delivered.length < 2) await settle();
+      expect(delivered.map((event) => [event.seq, event.data.delta])).toEqual([
+        [1, 'a'],
+        [2, 'b'],
+      ]);
+    } finally {
+      database.close();
+      client.terminate();
+      await new Promise<void>((resolve) => wss.close(() => resolve()));
     }
   });
 });

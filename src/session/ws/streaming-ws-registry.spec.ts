@@ -326,10 +326,33 @@ describe('StreamingWsRegistry', () => {
       const counts = countWrites(pair);
       for (let i = 0; i < 5; i++) registry.sendToUser(USER, delta(i, 10));
       expect(counts.writes).toBe(0);
-      expect(pair.server.bufferedAmount).toBeGreaterThan(0);
       await waitFor(() => pair.received.length === 5);
-      expect(counts.writes).toBe(1);
+      // One buffer of five whole frames, not a header and a payload each.
+      expect(counts).toEqual({ writes: 1, chunks: 1 });
       expect(pair.received.map((event) => event.data.delta)).toEqual(['0', '1', '2', '3', '4'].map((i) => i.padEnd(10, '.')));
+    });
+
+    it('counts the frames held in a turn against the bound, and writes them before the close of a connection that passes it', async () => {
+      const { registry } = setup({ sendBufferLimitBytes: 64 * 1024, slowClientCloseGraceMs: 10_000 });
+      const pair = await connect();
+      registry.add(USER, pair.server);
+      // All in one turn: nothing is written yet, so only what is held says the bound is reached.
+      for (let i = 0; i < 3; i++) expect(registry.sendToUser(USER, delta(i, 20 * 1024))).toBe(1);
+      expect(registry.sendToUser(USER, delta(3, 20 * 1024))).toBe(0);
+
+      expect(await pair.clientClosed).toEqual({ code: WS_CLOSE_TRY_AGAIN_LATER, reason: SLOW_CLIENT_CLOSE_REASON });
+      expect(pair.received.map((event) => event.data.delta)).toEqual([0, 1, 2].map((i) => delta(i, 20 * 1024).data.delta));
+    });
+
+    it('sends nothing held to a connection that closed before the end of the turn', async () => {
+      const { registry } = setup();
+      const pair = await connect();
+      registry.add(USER, pair.server);
+      registry.sendToUser(USER, delta(0, 10));
+      pair.server.close(1000, 'bye');
+      await nextTurn();
+      expect(await pair.clientClosed).toEqual({ code: 1000, reason: 'bye' });
+      expect(pair.received).toEqual([]);
     });
 
     it('sends frames of the next turn in a write of their own', async () => {

@@ -5,6 +5,7 @@ import type { ClientEvent } from '../../harness/local/client-event';
 import type { SessionEventLog } from '../persistence/session-event-log';
 import type { WsEvent } from './ws-event';
 import { errorMessage } from '../../harness/runtime/error-message';
+import { encodeTextFrames } from './ws-text-frames';
 
 /**
  * The part of a WebSocket the registry needs (the `ws` package's `WebSocket` fits). Only
@@ -81,6 +82,34 @@ interface Corkable {
   uncork(): void;
 }
 
+/** The TCP socket under a `ws` WebSocket, written to directly (see `frameSocketOf`). */
+interface FrameSocket extends Corkable {
+  readonly destroyed: boolean;
+  write(chunk: Buffer): boolean;
+}
+
+/** A connection's frames accepted this turn and not yet written (see the class). */
+interface HeldFrames {
+  readonly socket: FrameSocket;
+  readonly frames: string[];
+  readonly byteLengths: number[];
+  /** The payload bytes of `frames`. */
+  bytes: number;
+}
+
+/**
+ * The socket of a `ws` WebSocket that the registry may write whole frames to itself (`_socket`,
+ * ws 8): one without extensions (the server does not offer compression), whose frames are plain
+ * text frames; `null` for any other connection, which is sent to through its `send`.
+ */
+function frameSocketOf(connection: WsConnection): FrameSocket | null {
+  if ((connection as { extensions?: unknown }).extensions !== '') return null;
+  const socket = (connection as { _socket?: Partial<FrameSocket> | null })._socket;
+  return socket && typeof socket.write === 'function' && typeof socket.cork === 'function' && typeof socket.uncork === 'function'
+    ? (socket as FrameSocket)
+    : null;
+}
+
 /**
  * The TCP socket under a `ws` WebSocket (its `_socket`, ws 8), which `cork()` holds writes in:
  * `ws` writes each frame to it as it is sent, one system call per frame otherwise. `null` for a
@@ -104,9 +133,10 @@ function corkableOf(connection: WsConnection): Corkable | null {
  * A connection that subscribed to sessions (`subscribe`) receives only their events, and those of
  * no session; one that never did receives every event of its user.
  *
- * Frames are written out once per turn of the event loop, not one by one: the first frame of a
- * turn corks the connection's socket and the turn's frames leave together, in order, in one
- * write. With an event log they leave only once the events they carry are committed
+ * Frames are written out once per turn of the event loop, not one by one: a turn's frames to a
+ * `ws` connection are held and then written to its socket as one buffer of whole text frames
+ * (`encodeTextFrames`), in order; `ws` itself would make two writes of each (header, payload). A
+ * connection of another kind is corked at the turn's first frame and uncorked with the others. With an event log they leave only once the events they carry are committed
  * (`SessionEventLog.whenStored`, after the database's group commit): a client is never told of
  * an event that a crash could take back. Each frame stays one event.
  *
@@ -142,7 +172,9 @@ export class StreamingWsRegistry implements ClientConnections {
   private readonly muted = new Set<number>();
   /** Sockets corked this turn, uncorked together once the turn's events are stored. */
   private readonly corked = new Set<Corkable>();
-  private uncorkScheduled = false;
+  /** Each `ws` connection's frames of this turn, written together once the turn's events are stored. */
+  private held = new Map<WsConnection, HeldFrames>();
+  private releaseScheduled = false;
 
   constructor(options: StreamingWsRegistryOptions = {}) {
     this.sendBufferLimitBytes = options.sendBufferLimitBytes ?? DEFAULT_SEND_BUFFER_LIMIT_BYTES;
@@ -365,12 +397,18 @@ export class StreamingWsRegistry implements ClientConnections {
 
   private sendFrame(connection: WsConnection, frame: string, bytes: number): boolean {
     if (connection.readyState !== OPEN) return false;
-    const queued = connection.bufferedAmount ?? 0;
+    const held = this.held.get(connection);
+    const queued = (connection.bufferedAmount ?? 0) + (held?.bytes ?? 0);
     // Checked before sending, so the queue never grows past the bound; an empty queue takes any
     // frame, or one event larger than the bound would cut off every client, however fast.
     if (queued > 0 && queued + bytes > this.sendBufferLimitBytes) {
       this.closeTooSlow(connection, queued);
       return false;
+    }
+    const socket = held?.socket ?? frameSocketOf(connection);
+    if (socket !== null) {
+      this.hold(connection, socket, held, frame, bytes);
+      return true;
     }
     this.cork(connection);
     try {
@@ -381,21 +419,46 @@ export class StreamingWsRegistry implements ClientConnections {
     }
   }
 
+  /** Keeps a frame for the connection's one write of the turn (see the class). */
+  private hold(connection: WsConnection, socket: FrameSocket, held: HeldFrames | undefined, frame: string, bytes: number): void {
+    if (held) {
+      held.frames.push(frame);
+      held.byteLengths.push(bytes);
+      held.bytes += bytes;
+      return;
+    }
+    this.held.set(connection, { socket, frames: [frame], byteLengths: [bytes], bytes });
+    this.scheduleRelease();
+  }
+
   /** Holds the connection's writes until the turn's events are stored (see the class). */
   private cork(connection: WsConnection): void {
     const socket = corkableOf(connection);
-    if (socket === null || this.corked.has(socket)) return;
-    socket.cork();
-    this.corked.add(socket);
-    if (this.uncorkScheduled) return;
-    this.uncorkScheduled = true;
-    const uncork = () => this.uncorkAll();
-    if (this.eventLog) this.eventLog.whenStored(uncork);
-    else setImmediate(uncork);
+    if (socket === null) return;
+    this.corkSocket(socket);
   }
 
-  private uncorkAll(): void {
-    this.uncorkScheduled = false;
+  private corkSocket(socket: Corkable): void {
+    if (this.corked.has(socket)) return;
+    socket.cork();
+    this.corked.add(socket);
+    this.scheduleRelease();
+  }
+
+  private scheduleRelease(): void {
+    if (this.releaseScheduled) return;
+    this.releaseScheduled = true;
+    const release = () => this.releaseAll();
+    if (this.eventLog) this.eventLog.whenStored(release);
+    else setImmediate(release);
+  }
+
+  /** The turn's events are stored: writes the held frames and uncorks the corked sockets. */
+  private releaseAll(): void {
+    this.releaseScheduled = false;
+    const held = this.held;
+    this.held = new Map();
+    for (const [connection, frames] of held) this.writeHeld(connection, frames);
     for (const socket of this.corked) {
       try {
         socket.uncork();
@@ -417,8 +480,34 @@ export class StreamingWsRegistry implements ClientConnections {
     void this.closeBy(connection, WS_CLOSE_TRY_AGAIN_LATER, SLOW_CLIENT_CLOSE_REASON, Date.now() + this.slowClientCloseGraceMs);
   }
 
+  /**
+   * Writes a connection's held frames to its socket in one buffer. A connection that is no longer
+   * open gets nothing more, as `ws` sends nothing once a close has begun.
+   */
+  private writeHeld(connection: WsConnection, held: HeldFrames): void {
+    if (connection.readyState !== OPEN || held.socket.destroyed) return;
+    try {
+      held.socket.write(encodeTextFrames(held.frames, held.byteLengths));
+    } catch {
+      // A socket that fails here failed for its connection alone; the close path deals with it.
+    }
+  }
+
+  /**
+   * Before a connection's close frame: its held frames go to its socket first, corked until the
+   * turn's events are stored, so they still leave only then, and before the close.
+   */
+  private releaseBeforeClose(connection: WsConnection): void {
+    const held = this.held.get(connection);
+    if (!held) return;
+    this.held.delete(connection);
+    this.corkSocket(held.socket);
+    this.writeHeld(connection, held);
+  }
+
   /** Starts the closing handshake and destroys the connection if it is not closed by `deadline`. */
   private async closeBy(connection: WsConnection, code: number, reason: string, deadline: number): Promise<void> {
+    this.releaseBeforeClose(connection);
     try {
       connection.close?.(code, reason);
     } catch {
