@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { HarnessDatabase } from './harness-database';
-import { SessionEventLog, type SessionEventInput, type SessionEventLogOptions } from './session-event-log';
+import { eventJson, SessionEventLog, type SessionEventInput, type SessionEventLogOptions } from './session-event-log';
 import { SessionRepository } from './session-repository';
 
 const NOW = new Date(Date.UTC(2024, 0, 2, 3, 4, 5));
@@ -81,6 +81,23 @@ describe('SessionEventLog', () => {
       const log = logOn(database);
       const { json } = log.append(eventOf(sessionId, { type: 'message_end', data: { total_tokens: 3, executionId: 'e1' } }));
       expect(json).toBe(`{"type":"message_end","sessionId":${sessionId},"data":{"total_tokens":3,"executionId":"e1"},"timestamp":1700000000000,"seq":1}`);
+    });
+
+    it('gives exactly the text JSON.stringify gives for the event and its seq, whatever its data', () => {
+      const datas: Array<Record<string, unknown>> = [
+        {},
+        { delta: 'a "quoted" \\ back\nslash, é 🔧 \u2028', executionId: 'e1' },
+        { nested: { list: [1, 'two', null, { three: true }], empty: [] }, at: new Date(0), gone: undefined, big: 1e21, small: -0 },
+        // What the listener's spread makes: fields in insertion order, executionId last.
+        { ...{ tool_call_id: 'call_1', arguments: '{"a":1}' }, executionId: 'e1' },
+      ];
+      datas.forEach((data, index) => {
+        const event = eventOf(sessionId, { type: 'tool_call_args_delta', data });
+        expect(eventJson(event, index + 1)).toBe(JSON.stringify({ ...event, seq: index + 1 }));
+      });
+      // Not what an event carries, but still the same text: a timestamp that is not a number JSON can write.
+      const odd = { ...eventOf(sessionId), timestamp: Number.NaN };
+      expect(eventJson(odd, 9)).toBe(JSON.stringify({ ...odd, seq: 9 }));
     });
 
     it('writes the events of one tick in one scheduled write, in order, one row a session', () => {

@@ -139,7 +139,7 @@ export class SessionEventLog {
   append(event: SessionEventInput): LoggedSessionEvent {
     const bounds = this.boundsOf(event.sessionId);
     const seq = bounds.last + 1;
-    const json = JSON.stringify({ type: event.type, sessionId: event.sessionId, data: event.data, timestamp: event.timestamp, seq });
+    const json = eventJson(event, seq);
     bounds.last = seq;
     if (bounds.oldest === 0) bounds.oldest = seq;
     const batch = this.pending.get(event.sessionId);
@@ -281,6 +281,20 @@ export class SessionEventLog {
     }
     return bounds;
   }
+}
+
+/**
+ * `JSON.stringify({ type, sessionId, data, timestamp, seq })`, the same text, put together from
+ * the JSON of its parts: the envelope of every event is built here, and stringifying it as an
+ * object cost a third more than its data alone. Anything that the parts' JSON would not write as
+ * `JSON.stringify` does (a number that is not finite, data that is not an object) takes the slow way.
+ */
+export function eventJson(event: SessionEventInput, seq: number): string {
+  const { type, sessionId, data, timestamp } = event;
+  if (!Number.isFinite(sessionId) || !Number.isFinite(timestamp) || typeof data !== 'object' || data === null) {
+    return JSON.stringify({ type, sessionId, data, timestamp, seq });
+  }
+  return `{"type":${JSON.stringify(type)},"sessionId":${sessionId},"data":${JSON.stringify(data)},"timestamp":${timestamp},"seq":${seq}}`;
 }
 
 function countEvents(batches: PendingBatch[]): number {
