@@ -1,5 +1,5 @@
-import type { ChatMessage, ChatRequest, ChatUsage, StreamChunk, ToolCall, ToolDefinition } from '../llm/chat-request';
-import type { LlmAdapter } from '../llm/llm-adapter';
+import { isChunkList, type ChatMessage, type ChatRequest, type ChatUsage, type StreamChunk, type StreamRead, type ToolCall, type ToolDefinition } from '../llm/chat-request';
+import { readsOf, type LlmAdapter } from '../llm/llm-adapter';
 import { LlmAnswerTooLargeError } from '../llm/llm-errors';
 import type { Tool } from '../tool/tool';
 import { ToolCallContext } from '../tool/tool-call-context';
@@ -423,20 +423,31 @@ export class AgentLoop {
     };
 
     const signal = context.signal;
-    let iterator: AsyncIterator<StreamChunk> | undefined;
+    let iterator: AsyncIterator<StreamRead> | undefined;
     const race = new AbortRace(signal);
+    const cancelled = (open: AsyncIterator<StreamRead>): StreamedRound => {
+      // An adapter that ignores the signal must not hold the run; its late end is dropped.
+      open.return?.()?.catch(() => undefined);
+      closeThinking();
+      return { kind: 'cancelled', partialContent: content, usage };
+    };
     try {
-      iterator = this.llm.stream(request, context.modelConfig, signal)[Symbol.asyncIterator]();
+      // A read at a time where the adapter can (`streamReads`): one step of the iterator for all
+      // the chunks that arrived together, each handled as a step of its own would be.
+      iterator = readsOf(this.llm, request, context.modelConfig, signal)[Symbol.asyncIterator]();
       for (;;) {
         const next = await race.next(iterator.next());
-        if (next === ABORTED) {
-          // An adapter that ignores the signal must not hold the run; its late end is dropped.
-          iterator.return?.()?.catch(() => undefined);
-          closeThinking();
-          return { kind: 'cancelled', partialContent: content, usage };
-        }
+        if (next === ABORTED) return cancelled(iterator);
         if (next.done) break;
-        handle(next.value);
+        if (!isChunkList(next.value)) {
+          handle(next.value);
+          continue;
+        }
+        for (const chunk of next.value) {
+          // A listener may cancel the run as a chunk is handled: the read's later chunks are not.
+          if (signal.aborted) return cancelled(iterator);
+          handle(chunk);
+        }
       }
     } catch (error) {
       closeThinking();

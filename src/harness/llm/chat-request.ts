@@ -101,6 +101,17 @@ export interface StreamChunk {
   usage?: ChatUsage;
 }
 
+/**
+ * One step of a stream read a network read at a time (`LlmAdapter.streamReads`): a chunk, or the
+ * chunks that arrived together, in order.
+ */
+export type StreamRead = StreamChunk | readonly StreamChunk[];
+
+/** Whether a step of `streamReads` holds several chunks. */
+export function isChunkList(read: StreamRead): read is readonly StreamChunk[] {
+  return Array.isArray(read);
+}
+
 /** A whole (non-streamed) answer. */
 export interface ChatResponse {
   message: ChatMessage;

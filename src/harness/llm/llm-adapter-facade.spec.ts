@@ -66,6 +66,20 @@ describe('LlmAdapterFacade', () => {
     const answer = await collectStream(facade.stream({ ...REQUEST, sessionId: 1 }, config('scripted')));
     expect(answer.content).toBe('from the script');
   });
+
+  it("reads the protocol's adapter a read at a time where it can, else a chunk at a time", async () => {
+    const scripted = new ScriptedLlmAdapter({ rounds: [{ content: 'from the script' }] });
+    const facade = new LlmAdapterFacade({ ...adapters(), scripted });
+    const read = jest.spyOn(scripted, 'streamReads');
+    const steps = [];
+    for await (const step of facade.streamReads({ ...REQUEST, sessionId: 1 }, config('scripted'))) steps.push(step);
+    expect(read).toHaveBeenCalledTimes(1);
+    expect(steps.flat().map((chunk) => chunk.contentDelta ?? '').join('')).toBe('from the script');
+
+    const chunks = [];
+    for await (const step of facade.streamReads(REQUEST, config('anthropic'))) chunks.push(step);
+    expect(chunks).toEqual([{ contentDelta: 'anthropic', finishReason: 'stop' }]);
+  });
 });
 
 describe('normalizeProtocol', () => {

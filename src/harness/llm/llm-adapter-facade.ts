@@ -1,5 +1,5 @@
-import type { ChatRequest, ChatResponse, LlmModelConfig, StreamChunk } from './chat-request';
-import type { LlmAdapter } from './llm-adapter';
+import type { ChatRequest, ChatResponse, LlmModelConfig, StreamChunk, StreamRead } from './chat-request';
+import { readsOf, type LlmAdapter } from './llm-adapter';
 
 /** The protocols `LLM_PROTOCOL` can name. */
 export type LlmProtocol = 'openai' | 'anthropic' | 'responses' | 'scripted';
@@ -21,6 +21,11 @@ export class LlmAdapterFacade implements LlmAdapter {
 
   stream(request: ChatRequest, config: LlmModelConfig, signal?: AbortSignal): AsyncIterable<StreamChunk> {
     return this.adapterFor(config.protocol).stream(request, config, signal);
+  }
+
+  /** The protocol's adapter's `streamReads`, or its `stream` (a chunk a step) when it has none. */
+  streamReads(request: ChatRequest, config: LlmModelConfig, signal?: AbortSignal): AsyncIterable<StreamRead> {
+    return readsOf(this.adapterFor(config.protocol), request, config, signal);
   }
 
   /** The adapter that serves a protocol name. */

@@ -17,6 +17,25 @@ function request(sessionId: number | null | undefined, content = 'go'): ChatRequ
   return { sessionId, messages: [{ role: 'user', content }] };
 }
 
+/** Counts the turns of the event loop from now on: `now()` so far, `stop()` ends the count. */
+function countTurns(): { now(): number; stop(): number } {
+  let turns = 0;
+  let counting = true;
+  const count = (): void => {
+    if (!counting) return;
+    turns++;
+    setImmediate(count);
+  };
+  setImmediate(count);
+  return {
+    now: () => turns,
+    stop: () => {
+      counting = false;
+      return turns;
+    },
+  };
+}
+
 const SCENARIO: ScriptedScenario = {
   rounds: [
     {
@@ -215,18 +234,10 @@ describe('ScriptedLlmAdapter.received', () => {
       rounds: [{ content: 'a short answer' }, { toolCalls: Array.from({ length: 200 }, (_, i) => ({ name: 'echo', arguments: { text: `call ${i}` } })) }],
     });
     const turnsWhile = async (stream: AsyncIterable<unknown>): Promise<{ chunks: number; turns: number }> => {
-      let turns = 0;
-      let counting = true;
-      const count = (): void => {
-        if (!counting) return;
-        turns++;
-        setImmediate(count);
-      };
-      setImmediate(count);
+      const turns = countTurns();
       let chunks = 0;
       for await (const _ of stream) chunks++;
-      counting = false;
-      return { chunks, turns };
+      return { chunks, turns: turns.stop() };
     };
     const short = await turnsWhile(adapter.stream(request(1), CONFIG));
     expect(short.turns).toBe(1);
@@ -234,6 +245,43 @@ describe('ScriptedLlmAdapter.received', () => {
     expect(long.chunks).toBeGreaterThan(600);
     expect(long.turns).toBeGreaterThan(5);
     expect(long.turns).toBeLessThan(long.chunks / 20);
+  });
+
+  it('gives the chunks of stream a read at a time through streamReads: the same chunks, each read a turn after the one before', async () => {
+    const round = { toolCalls: Array.from({ length: 200 }, (_, i) => ({ name: 'echo', arguments: { text: `call ${i}` } })) };
+    const chunks = [];
+    for await (const chunk of new ScriptedLlmAdapter({ rounds: [round] }).stream(request(1), CONFIG)) chunks.push(chunk);
+
+    const reads: Array<readonly unknown[]> = [];
+    const turnsBefore: number[] = [];
+    const turns = countTurns();
+    for await (const read of new ScriptedLlmAdapter({ rounds: [round] }).streamReads(request(1), CONFIG)) {
+      reads.push(read);
+      turnsBefore.push(turns.now());
+    }
+    turns.stop();
+
+    expect(reads.flat()).toEqual(chunks);
+    expect(reads.length).toBeGreaterThan(5);
+    expect(reads.every((read) => read.length > 0)).toBe(true);
+    // Each read comes in a later turn of the event loop than the one before.
+    turnsBefore.forEach((turn, index) => {
+      if (index > 0) expect(turn).toBeGreaterThan(turnsBefore[index - 1]);
+    });
+  });
+
+  it('stops between reads when the signal fires', async () => {
+    const adapter = new ScriptedLlmAdapter({ rounds: [{ toolCalls: Array.from({ length: 200 }, () => ({ name: 'echo', arguments: { text: 'x' } })) }] });
+    const controller = new AbortController();
+    let reads = 0;
+    const error = await caught(async () => {
+      for await (const _ of adapter.streamReads(request(1), CONFIG, controller.signal)) {
+        reads++;
+        controller.abort();
+      }
+    });
+    expect(error.name).toBe('AbortError');
+    expect(reads).toBe(1);
   });
 });
 

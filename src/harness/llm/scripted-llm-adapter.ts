@@ -212,23 +212,45 @@ export class ScriptedLlmAdapter implements LlmAdapter {
     return { message, finishReason: finishReasonOf(round), usage: round.usage };
   }
 
-  async *stream(request: ChatRequest, _config: LlmModelConfig, signal?: AbortSignal): AsyncGenerator<StreamChunk> {
-    throwIfAborted(signal);
-    const round = this.nextRound(request);
-    let read = SCRIPTED_READ_BYTES;
-    for (const chunk of chunksOf(round)) {
-      // The chunks arrive as a fast provider's stream does: in network reads, a turn of the
-      // event loop apart, so a cancel issued while a long answer streams lands in the middle of it.
-      const size = wireSize(chunk);
-      if (read + size > SCRIPTED_READ_BYTES) {
-        await new Promise<void>((resolve) => setImmediate(resolve));
-        read = 0;
+  async *stream(request: ChatRequest, config: LlmModelConfig, signal?: AbortSignal): AsyncGenerator<StreamChunk> {
+    for await (const read of this.streamReads(request, config, signal)) {
+      for (const chunk of read) {
+        throwIfAborted(signal);
+        yield chunk;
       }
-      read += size;
-      throwIfAborted(signal);
-      yield chunk;
     }
   }
+
+  /**
+   * The chunks of `stream`, a read at a time: each read (about `SCRIPTED_READ_BYTES` of a
+   * provider's wire format) a turn of the event loop after the one before, so a cancel issued
+   * while a long answer streams lands in the middle of it.
+   */
+  async *streamReads(request: ChatRequest, _config: LlmModelConfig, signal?: AbortSignal): AsyncGenerator<readonly StreamChunk[]> {
+    throwIfAborted(signal);
+    const round = this.nextRound(request);
+    let read: StreamChunk[] = [];
+    let readBytes = 0;
+    for (const chunk of chunksOf(round)) {
+      const size = wireSize(chunk);
+      if (read.length > 0 && readBytes + size > SCRIPTED_READ_BYTES) {
+        yield* this.deliver(read, signal);
+        read = [];
+        readBytes = 0;
+      }
+      read.push(chunk);
+      readBytes += size;
+    }
+    if (read.length > 0) yield* this.deliver(read, signal);
+  }
+
+  /** One read: a turn of the event loop after the one before (or after the request), unless cancelled. */
+  private async *deliver(read: readonly StreamChunk[], signal: AbortSignal | undefined): AsyncGenerator<readonly StreamChunk[]> {
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    throwIfAborted(signal);
+    yield read;
+  }
+
 
   /**
    * The requests a session sent (`null`: those without a session), oldest first, as they were

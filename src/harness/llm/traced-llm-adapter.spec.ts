@@ -40,6 +40,16 @@ describe('TracedLlmAdapter', () => {
       const stream = new TracedLlmAdapter(inner).stream(REQUEST, CONFIG);
       expect(stream).toBe(inner.streams[0]);
     });
+
+    it("hands out the model's own reads, untouched, or its stream when it reads a chunk at a time", () => {
+      const reads = (async function* () {
+        yield CHUNKS;
+      })();
+      const reading: LlmAdapter = { ...model(CHUNKS), streamReads: () => reads };
+      expect(new TracedLlmAdapter(reading).streamReads(REQUEST, CONFIG)).toBe(reads);
+      const inner = model(CHUNKS);
+      expect(new TracedLlmAdapter(inner).streamReads(REQUEST, CONFIG)).toBe(inner.streams[0]);
+    });
   });
 
   describe('with a tracing SDK', () => {
@@ -66,6 +76,26 @@ describe('TracedLlmAdapter', () => {
             'gen_ai.usage.input_tokens': 12,
             'gen_ai.usage.output_tokens': 2,
           },
+        }),
+      ]);
+    });
+
+    it('records the finish reason and usage of chunks that come a read at a time, passing every read on', async () => {
+      const reads = [[CHUNKS[0]], [CHUNKS[1], CHUNKS[2]]];
+      const reading: LlmAdapter = {
+        ...model(CHUNKS),
+        streamReads: async function* () {
+          yield* reads;
+        },
+      };
+      const received = [];
+      for await (const read of new TracedLlmAdapter(reading).streamReads(REQUEST, CONFIG)) received.push(read);
+      expect(received).toEqual(reads);
+      expect(spans()).toEqual([
+        expect.objectContaining({
+          name: 'chat claude-test',
+          ended: true,
+          attributes: expect.objectContaining({ 'gen_ai.response.finish_reasons': ['stop'], 'gen_ai.usage.input_tokens': 12, 'gen_ai.usage.output_tokens': 2 }),
         }),
       ]);
     });

@@ -1,8 +1,8 @@
 import { SpanKind, type Span } from '@opentelemetry/api';
 import { GenAiAttributes, markFailed, providerName, startGenAiSpan, withSpan } from '../runtime/gen-ai-tracing';
 import { errorMessage } from '../runtime/error-message';
-import type { ChatRequest, ChatResponse, ChatUsage, LlmModelConfig, StreamChunk } from './chat-request';
-import type { LlmAdapter } from './llm-adapter';
+import { isChunkList, type ChatRequest, type ChatResponse, type ChatUsage, type LlmModelConfig, type StreamChunk, type StreamRead } from './chat-request';
+import { readsOf, type LlmAdapter } from './llm-adapter';
 
 /**
  * An `LlmAdapter` that records each model call as a `chat {model}` span (GenAI semantic
@@ -33,9 +33,16 @@ export class TracedLlmAdapter implements LlmAdapter {
     if (!span.isRecording()) return this.inner.stream(request, config, signal);
     return tracedStream(span, () => this.inner.stream(request, config, signal));
   }
+
+  /** The wrapped adapter's `streamReads` (or `stream`), in the same span as `stream`. */
+  streamReads(request: ChatRequest, config: LlmModelConfig, signal?: AbortSignal): AsyncIterable<StreamRead> {
+    const span = startChatSpan(request, config);
+    if (!span.isRecording()) return readsOf(this.inner, request, config, signal);
+    return tracedStream(span, () => readsOf(this.inner, request, config, signal));
+  }
 }
 
-async function* tracedStream(span: Span, open: () => AsyncIterable<StreamChunk>): AsyncGenerator<StreamChunk> {
+async function* tracedStream<T extends StreamRead>(span: Span, open: () => AsyncIterable<T>): AsyncGenerator<T> {
   let finishReason: string | null = null;
   let usage: ChatUsage | null = null;
   let done = false;
@@ -46,8 +53,10 @@ async function* tracedStream(span: Span, open: () => AsyncIterable<StreamChunk>)
     for (;;) {
       const next = await withSpan(span, () => iterator.next());
       if (next.done) break;
-      if (next.value.finishReason) finishReason = next.value.finishReason;
-      if (next.value.usage) usage = next.value.usage;
+      for (const chunk of chunksIn(next.value)) {
+        if (chunk.finishReason) finishReason = chunk.finishReason;
+        if (chunk.usage) usage = chunk.usage;
+      }
       yield next.value;
     }
     done = true;
@@ -61,6 +70,10 @@ async function* tracedStream(span: Span, open: () => AsyncIterable<StreamChunk>)
     recordAnswer(span, finishReason, usage);
     span.end();
   }
+}
+
+function chunksIn(read: StreamRead): readonly StreamChunk[] {
+  return isChunkList(read) ? read : [read];
 }
 
 function startChatSpan(request: ChatRequest, config: LlmModelConfig): Span {
