@@ -2,7 +2,7 @@ import { abortReason, throwIfAborted } from './abort-signal';
 import { isRecord } from './json-guards';
 import { LlmNetworkError, LlmResponseError, LlmTimeoutError } from './llm-errors';
 import { DEFAULT_LLM_LIMITS } from './llm-limits';
-import { parseSse, type SseEvent } from './sse-parser';
+import { parseSse, parseSseReads, type SseEvent } from './sse-parser';
 
 /** What one attempt needs to know of its request. */
 export interface HttpExchangeOptions {
@@ -63,6 +63,11 @@ export class HttpExchange {
   /** The body, read as server-sent events. */
   events(response: Response): AsyncGenerator<SseEvent> {
     return parseSse(this.body(response));
+  }
+
+  /** The body, read as server-sent events, those of each network read together. */
+  eventReads(response: Response): AsyncGenerator<SseEvent[]> {
+    return parseSseReads(this.body(response));
   }
 
   /** Ends the exchange; safe to call more than once. */

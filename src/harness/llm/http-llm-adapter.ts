@@ -84,31 +84,57 @@ export class HttpLlmAdapter implements LlmAdapter {
     return this.protocol.readResponse(await this.http.postJson(this.requestFor(request, config, false, signal)));
   }
 
-  stream(request: ChatRequest, config: LlmModelConfig, signal?: AbortSignal): AsyncGenerator<StreamChunk> {
+  async *stream(request: ChatRequest, config: LlmModelConfig, signal?: AbortSignal): AsyncGenerator<StreamChunk> {
+    for await (const read of this.streamReads(request, config, signal)) yield* read;
+  }
+
+  /** The chunks of `stream`, those that one network read of the event stream brought together. */
+  streamReads(request: ChatRequest, config: LlmModelConfig, signal?: AbortSignal): AsyncGenerator<StreamChunk[]> {
     const maxAnswerChars = config.maxAnswerChars ?? DEFAULT_LLM_LIMITS.maxAnswerChars;
-    return this.http.postSse(this.requestFor(request, config, true, signal), (events) => this.readStream(events, maxAnswerChars));
+    return this.http.postSseReads(this.requestFor(request, config, true, signal), (reads) => this.readStream(reads, maxAnswerChars));
   }
 
   /**
-   * The chunks of one streamed answer. The chunk that would take the answer past `maxChars` is
-   * not yielded but thrown as an {@link LlmAnswerTooLargeError}, which stops the reading (and so
-   * aborts the request).
+   * The chunks of one streamed answer, a network read at a time. The chunk that would take the
+   * answer past `maxChars` is not yielded but thrown as an {@link LlmAnswerTooLargeError}, which
+   * stops the reading (and so aborts the request); like any failure in a read, it comes after the
+   * read's chunks before it.
    */
-  private async *readStream(events: AsyncIterable<SseEvent>, maxChars: number): AsyncGenerator<StreamChunk> {
-    const { provider, terminalEvent, doneData } = this.protocol;
+  private async *readStream(reads: AsyncIterable<SseEvent[]>, maxChars: number): AsyncGenerator<StreamChunk[]> {
     const reader = this.protocol.streamReader();
-    let answerChars = 0;
-    for await (const event of events) {
-      if (doneData !== undefined && event.data.trim() === doneData) return;
-      const { chunk, end } = reader.read(parseEvent(provider, event));
-      if (chunk && !isEmptyChunk(chunk)) {
-        answerChars += charsOf(chunk);
-        if (answerChars > maxChars) throw new LlmAnswerTooLargeError(provider, maxChars);
-        yield chunk;
-      }
-      if (end) return;
+    const answer = { chars: 0, maxChars };
+    for await (const events of reads) {
+      const read = this.readEvents(events, reader, answer);
+      if (read.chunks.length > 0) yield read.chunks;
+      if (read.failure) throw read.failure.error;
+      if (read.end) return;
     }
-    if (!reader.isComplete?.()) throw new LlmResponseError(provider, `stream ended before ${terminalEvent}`);
+    if (!reader.isComplete?.()) throw new LlmResponseError(this.protocol.provider, `stream ended before ${this.protocol.terminalEvent}`);
+  }
+
+  /** The chunks of one read's events, up to the end of the answer or the first failure. */
+  private readEvents(
+    events: readonly SseEvent[],
+    reader: StreamEventReader,
+    answer: { chars: number; maxChars: number },
+  ): { chunks: StreamChunk[]; end: boolean; failure?: { error: unknown } } {
+    const { provider, doneData } = this.protocol;
+    const chunks: StreamChunk[] = [];
+    try {
+      for (const event of events) {
+        if (doneData !== undefined && event.data.trim() === doneData) return { chunks, end: true };
+        const { chunk, end } = reader.read(parseEvent(provider, event));
+        if (chunk && !isEmptyChunk(chunk)) {
+          answer.chars += charsOf(chunk);
+          if (answer.chars > answer.maxChars) throw new LlmAnswerTooLargeError(provider, answer.maxChars);
+          chunks.push(chunk);
+        }
+        if (end) return { chunks, end: true };
+      }
+      return { chunks, end: false };
+    } catch (error) {
+      return { chunks, end: true, failure: { error } };
+    }
   }
 
   private requestFor(request: ChatRequest, config: LlmModelConfig, stream: boolean, signal?: AbortSignal): LlmHttpRequest {

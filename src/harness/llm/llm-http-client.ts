@@ -33,6 +33,9 @@ export interface LlmHttpRequest extends HttpExchangeOptions {
 /** Turns the events of a response into what a stream yields (an adapter's chunks). */
 export type SseReader<T> = (events: AsyncIterable<SseEvent>) => AsyncIterable<T>;
 
+/** Turns the events of a response, those of each network read together, into what a stream yields. */
+export type SseReadsReader<T> = (reads: AsyncIterable<SseEvent[]>) => AsyncIterable<T>;
+
 /**
  * POSTs JSON to a provider with retries: 429, 5xx, network failures and timeouts are retried with
  * exponential backoff and jitter (a `retry-after` / `retry-after-ms` header wins, capped);
@@ -84,10 +87,19 @@ export class LlmHttpClient {
   postSse(request: LlmHttpRequest): AsyncGenerator<SseEvent>;
   postSse<T>(request: LlmHttpRequest, read: SseReader<T>): AsyncGenerator<T>;
   postSse<T>(request: LlmHttpRequest, read?: SseReader<T>): AsyncGenerator<T | SseEvent> {
-    return this.streamWithRetries<T | SseEvent>(request, read ?? ((events) => events));
+    const reader: SseReader<T | SseEvent> = read ?? ((events) => events);
+    return this.streamWithRetries(request, (exchange, response) => reader(exchange.events(response)));
   }
 
-  private async *streamWithRetries<T>(request: LlmHttpRequest, read: SseReader<T>): AsyncGenerator<T> {
+  /**
+   * `postSse` with the events of each network read handed to `read` together, for a reader that
+   * yields a read at a time (`LlmAdapter.streamReads`). Retries, limits and aborts as `postSse`.
+   */
+  postSseReads<T>(request: LlmHttpRequest, read: SseReadsReader<T>): AsyncGenerator<T> {
+    return this.streamWithRetries(request, (exchange, response) => read(exchange.eventReads(response)));
+  }
+
+  private async *streamWithRetries<T>(request: LlmHttpRequest, open: (exchange: HttpExchange, response: Response) => AsyncIterable<T>): AsyncGenerator<T> {
     for (let firstAttempt = 1; ; ) {
       const { response, attempt, exchange } = await this.send(request, firstAttempt);
       let yielded = false;
@@ -101,7 +113,7 @@ export class LlmHttpClient {
             `expected an event stream, got JSON: ${extractProviderMessage(text) ?? '(empty body)'}`,
           );
         }
-        for await (const item of read(exchange.events(response))) {
+        for await (const item of open(exchange, response)) {
           yielded = true;
           yield item;
         }

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { parseSse, SseParser, type SseEvent } from './sse-parser';
+import { parseSse, parseSseReads, SseParser, type SseEvent } from './sse-parser';
 
 async function parseAll(chunks: Array<string | Uint8Array>): Promise<SseEvent[]> {
   const events: SseEvent[] = [];
@@ -71,5 +71,17 @@ describe('SseParser', () => {
         expect(events).toEqual(expected);
       }),
     );
+  });
+
+  it('gives the events a read at a time through parseSseReads: those each chunk completes, none for a chunk that completes none', async () => {
+    async function* source(): AsyncGenerator<string> {
+      yield 'data: a\n\ndata: b\n\ndata: c';
+      yield '1\n';
+      yield '\ndata: d\n\n';
+      yield ': only a comment\n';
+    }
+    const reads: SseEvent[][] = [];
+    for await (const read of parseSseReads(source())) reads.push(read);
+    expect(reads).toEqual([[{ data: 'a' }, { data: 'b' }], [{ data: 'c1' }, { data: 'd' }]]);
   });
 });

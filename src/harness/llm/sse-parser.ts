@@ -94,12 +94,24 @@ export class SseParser {
  * chunks are decoded correctly.
  */
 export async function* parseSse(chunks: AsyncIterable<Uint8Array | string>): AsyncGenerator<SseEvent> {
+  for await (const events of parseSseReads(chunks)) yield* events;
+}
+
+/**
+ * `parseSse`, a read at a time: for each chunk of the stream that completes events, the list of
+ * them (a chunk that completes none yields nothing). One step for all the events of a network
+ * read instead of one each.
+ */
+export async function* parseSseReads(chunks: AsyncIterable<Uint8Array | string>): AsyncGenerator<SseEvent[]> {
   const parser = new SseParser();
   const decoder = new TextDecoder('utf-8');
   for await (const chunk of chunks) {
-    const text = typeof chunk === 'string' ? chunk : decoder.decode(chunk, { stream: true });
-    for (const event of parser.push(text)) yield event;
+    const events = parser.push(typeof chunk === 'string' ? chunk : decoder.decode(chunk, { stream: true }));
+    if (events.length > 0) yield events;
   }
   const rest = decoder.decode();
-  if (rest) for (const event of parser.push(rest)) yield event;
+  if (rest) {
+    const events = parser.push(rest);
+    if (events.length > 0) yield events;
+  }
 }

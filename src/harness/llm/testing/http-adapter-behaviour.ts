@@ -1,4 +1,4 @@
-import type { ChatRequest, ChatUsage, LlmModelConfig, ToolDefinition } from '../chat-request';
+import type { ChatRequest, ChatUsage, LlmModelConfig, StreamChunk, ToolDefinition } from '../chat-request';
 import type { HttpLlmAdapter } from '../http-llm-adapter';
 import { LlmAnswerTooLargeError, LlmHttpError, LlmResponseError, LlmTimeoutError } from '../llm-errors';
 import type { LlmHttpOptions } from '../llm-http-client';
@@ -169,6 +169,50 @@ export function behavesLikeAnHttpAdapter(wire: AdapterWire): void {
         expect(chunks.map((c) => c.contentDelta)).toEqual(['first']);
         await server.requests[0].closed;
       }, 5000);
+    });
+
+    describe('streamReads', () => {
+      /** Every step of `streamReads`, and what it failed with, if it did. */
+      const readAll = async (reads: AsyncIterable<readonly StreamChunk[]>): Promise<{ reads: Array<readonly StreamChunk[]>; error?: any }> => {
+        const seen: Array<readonly StreamChunk[]> = [];
+        try {
+          for await (const read of reads) seen.push(read);
+          return { reads: seen };
+        } catch (error) {
+          return { reads: seen, error };
+        }
+      };
+
+      it('gives the chunks of stream, those of one network read as one step', async () => {
+        const whole = { chunks: [wire.plainText.chunks!.join('')] };
+        const server = await start([wire.plainText, whole, wire.plainText]);
+        const chunks = (await collectStream(adapter.stream(HELLO, config(server)))).chunks;
+        const inOneWrite = await readAll(adapter.streamReads(HELLO, config(server)));
+        const inManyWrites = await readAll(adapter.streamReads(HELLO, config(server)));
+        expect(inOneWrite.error).toBeUndefined();
+        expect(inOneWrite.reads.flat()).toEqual(chunks);
+        // The server wrote the whole answer at once: a single read, unless the network split it.
+        expect(inOneWrite.reads.length).toBeLessThan(chunks.length);
+        expect(inManyWrites.reads.flat()).toEqual(chunks);
+        expect(inManyWrites.reads.every((read) => read.length > 0)).toBe(true);
+      });
+
+      it('hands out the chunks of a read before the one that goes past maxAnswerChars, then throws', async () => {
+        const open = wire.openAnswer('abcd', 'abcd', 'abcd', 'abcd');
+        const server = await start([{ chunks: [open.chunks!.join('')], finish: 'hang' }]);
+        const { reads, error } = await readAll(adapter.streamReads(HELLO, config(server, { maxAnswerChars: 10 })));
+        expect(error).toBeInstanceOf(LlmAnswerTooLargeError);
+        expect(reads.flat().map((c) => c.contentDelta).filter(Boolean)).toEqual(['abcd', 'abcd']);
+        await server.requests[0].closed;
+      }, 5000);
+
+      it('hands out the chunks of a read before an event that is not JSON, then fails', async () => {
+        const open = wire.openAnswer('abcd', 'efgh');
+        const server = await start([{ chunks: [open.chunks!.join('') + 'data: {"choices": [\n\n'] }]);
+        const { reads, error } = await readAll(adapter.streamReads(HELLO, config(server)));
+        expect(error).toBeInstanceOf(LlmResponseError);
+        expect(reads.flat().map((c) => c.contentDelta).filter(Boolean)).toEqual(['abcd', 'efgh']);
+      });
     });
 
     describe('when the answer grows past maxAnswerChars', () => {
