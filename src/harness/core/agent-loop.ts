@@ -326,7 +326,9 @@ export class AgentLoop {
     // A result that arrives after the run was cancelled is not the one the model will read.
     if (context.isCancelled) return result;
     try {
-      await persistence.saveToolResult?.(toolResultMessage(call.id, call.function.name, result.content, result.status === 'error', messageExtras(result)));
+      const saved = persistence.saveToolResult?.(toolResultMessage(call.id, call.function.name, result.content, result.status === 'error', messageExtras(result)));
+      // The server's store is synchronous: only a store that returns a promise is waited for.
+      if (saved instanceof Promise) await saved;
     } catch (error) {
       this.logger.warn(`tool result of ${call.id} was not stored as it finished: ${errorMessage(error)}`);
     }
@@ -338,13 +340,19 @@ export class AgentLoop {
    * allowed set is refused here with an error result, and the dispatcher turns a thrown error
    * into one (`Tool execution failed: …`, the content the model has always read).
    */
-  private async dispatchTool(call: ToolCall, invocation: ToolInvocation, allowed: boolean): Promise<ToolResult> {
+  /** The dispatcher's promise itself (an `async` wrapper would add a step to every call). */
+  private dispatchTool(call: ToolCall, invocation: ToolInvocation, allowed: boolean): Promise<ToolResult> {
     if (!allowed) {
       const message = `tool '${call.function.name}' is not in the allowed tool set`;
       // Refused before it ran: it took no time.
-      return { callId: call.id, status: 'error', content: `Tool execution failed: ${message}`, errorMessage: message, durationMs: 0 };
+      return Promise.resolve({ callId: call.id, status: 'error', content: `Tool execution failed: ${message}`, errorMessage: message, durationMs: 0 });
     }
-    return this.dispatcher.dispatchInvocation(invocation);
+    try {
+      return this.dispatcher.dispatchInvocation(invocation);
+    } catch (error) {
+      // A dispatcher that throws instead of rejecting fails its call the same way.
+      return Promise.reject(error);
+    }
   }
 
   /** The call with its whole context, as the dispatcher takes it; `notify` null: no progress sink (to ask about it only). */

@@ -1,6 +1,6 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
+import { scopeSlot } from './scope-slot';
 
-const storage = new AsyncLocalStorage<string>();
+const slot = scopeSlot<string>();
 
 /**
  * The id of the run (execution) the current code belongs to, carried across awaits so that
@@ -9,10 +9,10 @@ const storage = new AsyncLocalStorage<string>();
  */
 export const ExecutionScope = {
   run<T>(executionId: string, fn: () => T): T {
-    return storage.run(executionId, fn);
+    return slot.run(executionId, fn);
   },
   /** The current run's id, or `undefined` outside a run. */
   currentExecutionId(): string | undefined {
-    return storage.getStore();
+    return slot.get();
   },
 };

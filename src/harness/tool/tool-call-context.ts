@@ -1,4 +1,4 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
+import { scopeSlot } from '../runtime/scope-slot';
 
 /** How far a running tool call has come (MCP's progress notification, as the tool reports it). */
 export interface ToolCallProgress {
@@ -16,7 +16,7 @@ export interface ToolCallScope {
   onProgress?: (progress: ToolCallProgress) => void;
 }
 
-const storage = new AsyncLocalStorage<ToolCallScope>();
+const slot = scopeSlot<ToolCallScope>();
 
 /**
  * The tool call being executed, carried implicitly across awaits. `Tool.execute` receives only
@@ -26,24 +26,24 @@ const storage = new AsyncLocalStorage<ToolCallScope>();
  */
 export const ToolCallContext = {
   run<T>(callId: string, fn: () => T): T {
-    return storage.run({ callId }, fn);
+    return slot.run({ callId }, fn);
   },
   /** Runs `fn` for a call with its signal and progress sink. */
   runScope<T>(scope: ToolCallScope, fn: () => T): T {
-    return storage.run(scope, fn);
+    return slot.run(scope, fn);
   },
   /** The current call id, or `undefined` outside a tool call. */
   currentCallId(): string | undefined {
-    return storage.getStore()?.callId;
+    return slot.get()?.callId;
   },
   /** The current call's signal; `undefined` outside a call or for a call that cannot be cancelled. */
   signal(): AbortSignal | undefined {
-    return storage.getStore()?.signal;
+    return slot.get()?.signal;
   },
   /** Reports the current call's progress; does nothing where nobody listens. Never throws. */
   reportProgress(progress: ToolCallProgress): void {
     try {
-      storage.getStore()?.onProgress?.(progress);
+      slot.get()?.onProgress?.(progress);
     } catch {
       // Progress is for watchers only: a failing sink must not fail the tool.
     }

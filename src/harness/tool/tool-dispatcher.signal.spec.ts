@@ -48,6 +48,44 @@ class AnsweringTool extends BaseTool {
   }
 }
 
+/** A tool that answers as it is called (no promise), or throws, reading its call's signal. */
+class SyncTool extends BaseTool {
+  seenSignal: AbortSignal | undefined;
+  constructor(private readonly answer: () => string) {
+    super();
+  }
+  getName(): string {
+    return 'sync';
+  }
+  getDescription(): string {
+    return 'answers synchronously';
+  }
+  getInputSchema(): Record<string, unknown> {
+    return { type: 'object' };
+  }
+  override execute(): string {
+    this.seenSignal = ToolCallContext.signal();
+    return this.answer();
+  }
+}
+
+/** A tool that answers through a thenable that is not a native promise. */
+class ThenableTool extends BaseTool {
+  getName(): string {
+    return 'thenable';
+  }
+  getDescription(): string {
+    return 'answers through a thenable';
+  }
+  getInputSchema(): Record<string, unknown> {
+    return { type: 'object' };
+  }
+  override execute(): Promise<string> {
+    const thenable = { then: (resolve: (value: string) => void) => setImmediate(() => resolve('from a thenable')) };
+    return thenable as unknown as Promise<string>;
+  }
+}
+
 function invocation(overrides: Partial<ToolInvocation> = {}): ToolInvocation {
   return {
     callId: 'c1',
@@ -169,5 +207,37 @@ describe('ToolDispatcher and the call signal', () => {
       expect(controller.signal.aborted).toBe(false);
       expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
     });
+  });
+
+  describe('for a tool that answers as it is called', () => {
+    it('keeps its answer though the run is cancelled the moment the call was made, and leaves nothing on the signal', async () => {
+      const tool = new SyncTool(() => 'done already');
+      const dispatcher = new ToolDispatcher({ registry: new ToolRegistry([tool]), callTimeoutMs: 60_000 });
+      const run = new AbortController();
+      const pending = dispatcher.dispatchInvocation(invocation({ toolName: 'sync', signal: run.signal }));
+      run.abort();
+      const result = await pending;
+      expect(result).toMatchObject({ callId: 'c1', status: 'success', content: 'done already' });
+      expect(tool.seenSignal).toBeDefined();
+      expect(getEventListeners(run.signal, 'abort')).toHaveLength(0);
+      expect(openCallCount(run.signal)).toBe(0);
+    });
+
+    it('answers one that throws with an error result naming what it threw', async () => {
+      const tool = new SyncTool(() => {
+        throw new Error('broken on the spot');
+      });
+      const dispatcher = new ToolDispatcher({ registry: new ToolRegistry([tool]), callTimeoutMs: 60_000 });
+      const result = await dispatcher.dispatchInvocation(invocation({ toolName: 'sync', signal: new AbortController().signal }));
+      expect(result).toMatchObject({ status: 'error', content: 'Tool execution failed: broken on the spot', errorMessage: 'broken on the spot' });
+      // The legacy entry throws it again, as it always did.
+      await expect(dispatcher.dispatch('sync', '{}')).rejects.toThrow('broken on the spot');
+    });
+  });
+
+  it('waits for a tool that answers through a thenable which is not a native promise', async () => {
+    const dispatcher = new ToolDispatcher({ registry: new ToolRegistry([new ThenableTool()]), callTimeoutMs: 60_000 });
+    const result = await dispatcher.dispatchInvocation(invocation({ toolName: 'thenable', signal: new AbortController().signal }));
+    expect(result).toMatchObject({ status: 'success', content: 'from a thenable' });
   });
 });

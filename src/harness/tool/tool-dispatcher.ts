@@ -5,7 +5,7 @@ import type { LocalToolSessionRegistry } from '../local/local-tool-session-regis
 import type { AskUserQuestionsRegistry } from './ask-user-questions-registry';
 import type { DangerAssessor } from './danger-assessor';
 import { validateAskUserQuestionsArguments } from './ask-user-questions-arguments';
-import { ApprovalPolicy, readShellCommand, type ApprovalQuestion } from './approval-policy';
+import { ApprovalPolicy, readShellCommand, type ApprovalQuestion, type SettledApproval } from './approval-policy';
 import type { ApprovalAnswer, ApprovalRequests } from './approval-requests';
 import { callTool, type Tool, type ToolReturn } from './tool';
 import type { AttachmentStore } from './attachment-store';
@@ -266,9 +266,14 @@ export class ToolDispatcher implements ToolInvocationDispatcher {
     const started = this.now();
     // A call whose run was cancelled before it started runs nothing.
     const execution = call?.aborted ? null : ToolCallContext.runScope(scope, () => this.execute(invocation, path));
+    // A call that finished as it was made (a synchronous tool) has nothing left to race.
+    if (execution !== null && !isPromiseLike(execution) && !call?.aborted) {
+      call?.close();
+      return execution;
+    }
     let stopped: unknown;
     try {
-      stopped = execution === null ? call?.reason : await untilAborted(execution, call);
+      stopped = execution === null ? call?.reason : await untilAborted(Promise.resolve(execution), call);
     } finally {
       call?.close();
     }
@@ -285,19 +290,47 @@ export class ToolDispatcher implements ToolInvocationDispatcher {
     };
   }
 
-  private async execute(invocation: ToolInvocation, path: DispatchPath): Promise<Settled> {
+  /**
+   * Runs the call and settles what it returned, or threw, as its result. Synchronous when the
+   * tool is (and its result needs no storing): a promise and a turn of the microtask queue for
+   * each of the dispatcher's steps was much of what a quick call cost.
+   */
+  private execute(invocation: ToolInvocation, path: DispatchPath): Settled | Promise<Settled> {
     const started = this.now();
+    let raw: ToolReturn | Promise<ToolReturn>;
     try {
-      const raw = path === 'registry' ? await this.runRegistryTool(invocation) : await this.route(this.resolve(invocation));
-      const result = this.toResult(invocation, raw, elapsed(started, this.now()));
-      return { result: result instanceof Promise ? await result : result };
+      raw = path === 'registry' ? this.runRegistryTool(invocation) : this.route(this.resolve(invocation));
     } catch (error) {
-      const message = errorMessage(error);
-      return {
-        result: { callId: invocation.callId, status: 'error', content: 'Tool execution failed: ' + message, errorMessage: message, durationMs: elapsed(started, this.now()) },
-        failure: { error },
-      };
+      return this.failed(invocation, error, started);
     }
+    if (!isPromiseLike(raw)) return this.finish(invocation, raw, started);
+    return Promise.resolve(raw).then(
+      (value) => this.finish(invocation, value, started),
+      (error: unknown) => this.failed(invocation, error, started),
+    );
+  }
+
+  /** What the tool returned, as the call's result; a failure to make it one fails the call. */
+  private finish(invocation: ToolInvocation, raw: ToolReturn, started: number): Settled | Promise<Settled> {
+    try {
+      const result = this.toResult(invocation, raw, elapsed(started, this.now()));
+      if (!isPromiseLike(result)) return { result };
+      return result.then(
+        (stored) => ({ result: stored }),
+        (error: unknown) => this.failed(invocation, error, started),
+      );
+    } catch (error) {
+      return this.failed(invocation, error, started);
+    }
+  }
+
+  /** A call that threw: an error result with what it threw (the legacy entry throws it again). */
+  private failed(invocation: ToolInvocation, error: unknown, started: number): Settled {
+    const message = errorMessage(error);
+    return {
+      result: { callId: invocation.callId, status: 'error', content: 'Tool execution failed: ' + message, errorMessage: message, durationMs: elapsed(started, this.now()) },
+      failure: { error },
+    };
   }
 
   /**
@@ -333,8 +366,11 @@ export class ToolDispatcher implements ToolInvocationDispatcher {
     return { invocation, tool, descriptor, facts: toolFacts(descriptor, invocation.toolName) };
   }
 
-  /** The full path: `ask_user_questions`, then wherever `executorFor` says the call runs. */
-  private async route(call: ResolvedCall): Promise<ToolReturn> {
+  /**
+   * The full path: `ask_user_questions`, then wherever `executorFor` says the call runs. May
+   * throw (an unknown tool, a tool that throws as it is called) instead of rejecting.
+   */
+  private route(call: ResolvedCall): ToolReturn | Promise<ToolReturn> {
     const { invocation } = call;
     const resumed = this.resumedAnswers?.take(invocation.executionId, invocation.callId);
     if (resumed !== undefined) return this.settleResumed(call, resumed);
@@ -348,16 +384,29 @@ export class ToolDispatcher implements ToolInvocationDispatcher {
    * A call this server runs (itself or through an MCP server), under the policy: it runs, waits
    * for the owner's approval (`approval_request`), or is refused with an error result.
    */
-  private async runHere(call: ResolvedCall): Promise<ToolReturn> {
+  private runHere(call: ResolvedCall): ToolReturn | Promise<ToolReturn> {
     const { invocation, tool } = call;
     if (!tool) throw new UnknownToolError(invocation.toolName);
     const question = this.question(call, true);
-    const verdict = this.policy.settled(question) ?? (await this.policy.decide(question, invocation.argumentsJson, invocation.modelConfig));
+    const verdict = this.policy.settled(question);
+    // The common case, a call the policy lets run without an assessment: no wait on the way.
+    if (verdict?.action === 'run') return this.callHere(tool, invocation);
+    return this.runHereWhenDecided(tool, invocation, question, verdict);
+  }
+
+  /** `runHere` for a call the policy refuses, asks about, or must assess first. */
+  private async runHereWhenDecided(tool: Tool, invocation: ToolInvocation, question: ApprovalQuestion, settled: SettledApproval | undefined): Promise<ToolReturn> {
+    const verdict = settled ?? (await this.policy.decide(question, invocation.argumentsJson, invocation.modelConfig));
     if (verdict.action === 'refuse') return errorOutput(verdict.reason);
     if (verdict.action === 'ask') {
       const refused = await this.askApproval(invocation, verdict.reason);
       if (refused !== null) return refused;
     }
+    return this.callHere(tool, invocation);
+  }
+
+  /** Calls a tool this server runs, with the session, user and workspace of the call. */
+  private callHere(tool: Tool, invocation: ToolInvocation): ToolReturn | Promise<ToolReturn> {
     return callTool(tool, invocation.argumentsJson, invocation.sessionId, invocation.executionUserId ?? invocation.userId, invocation.workspace);
   }
 
@@ -380,7 +429,7 @@ export class ToolDispatcher implements ToolInvocationDispatcher {
   }
 
   /** The legacy light forms: a registry tool, with at most a workspace. */
-  private async runRegistryTool(invocation: ToolInvocation): Promise<ToolReturn> {
+  private runRegistryTool(invocation: ToolInvocation): ToolReturn | Promise<ToolReturn> {
     const tool = this.registry.get(invocation.toolName);
     if (!tool) throw new UnknownToolError(invocation.toolName);
     return callTool(tool, invocation.argumentsJson, undefined, undefined, invocation.workspace ?? undefined);
@@ -609,6 +658,11 @@ function resultOf(settled: Settled): ToolResult {
  * Resolves `null` when `execution` settles first, or the call's reason when it is stopped first
  * (at once if it already was). The caller closes the call afterwards, which drops the listener.
  */
+/** Whether a value is a promise or another thenable (what `await` would wait for). */
+function isPromiseLike<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
+  return typeof value === 'object' && value !== null && typeof (value as { then?: unknown }).then === 'function';
+}
+
 function untilAborted(execution: Promise<unknown>, call: CallSignal | undefined): Promise<unknown> {
   if (call === undefined) return execution.then(() => null, () => null);
   return new Promise((resolve) => {

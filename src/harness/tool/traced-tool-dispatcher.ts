@@ -1,4 +1,4 @@
-import { SpanKind } from '@opentelemetry/api';
+import { SpanKind, type Span } from '@opentelemetry/api';
 import { GenAiAttributes, markFailed, startGenAiSpan, withSpan } from '../runtime/gen-ai-tracing';
 import type { ToolConcurrency, ToolInvocation, ToolInvocationDispatcher } from './tool-invocation';
 import type { ToolResult } from './tool-result';
@@ -19,7 +19,8 @@ export class TracedToolDispatcher implements ToolInvocationDispatcher {
     return this.inner.concurrencyOf?.(invocation) ?? 'shared';
   }
 
-  async dispatchInvocation(invocation: ToolInvocation): Promise<ToolResult> {
+  /** The inner dispatcher's promise itself when the span does not record: no step of its own. */
+  dispatchInvocation(invocation: ToolInvocation): Promise<ToolResult> {
     const attributes: Record<string, string> = {
       [GenAiAttributes.TOOL_NAME]: invocation.toolName,
       [GenAiAttributes.TOOL_CALL_ID]: invocation.callId,
@@ -28,6 +29,10 @@ export class TracedToolDispatcher implements ToolInvocationDispatcher {
     if (invocation.sessionId !== null) attributes[GenAiAttributes.CONVERSATION_ID] = String(invocation.sessionId);
     const span = startGenAiSpan(`execute_tool ${invocation.toolName}`, 'execute_tool', SpanKind.INTERNAL, attributes);
     if (!span.isRecording()) return this.inner.dispatchInvocation(invocation);
+    return this.traced(span, invocation);
+  }
+
+  private async traced(span: Span, invocation: ToolInvocation): Promise<ToolResult> {
     try {
       const result = await withSpan(span, () => this.inner.dispatchInvocation(invocation));
       span.setAttribute(GenAiAttributes.TOOL_STATUS, result.status);
