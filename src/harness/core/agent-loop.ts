@@ -336,11 +336,11 @@ export class AgentLoop {
   }
 
   /**
-   * Runs one call through the dispatcher's contract entry. Never rejects: a tool outside the
-   * allowed set is refused here with an error result, and the dispatcher turns a thrown error
-   * into one (`Tool execution failed: …`, the content the model has always read).
+   * Runs one call through the dispatcher's contract entry and hands its promise on (an `async`
+   * wrapper would add a step to every call). Never rejects: a tool outside the allowed set is
+   * refused here with an error result, and the dispatcher turns a thrown error into one
+   * (`Tool execution failed: …`, the content the model has always read).
    */
-  /** The dispatcher's promise itself (an `async` wrapper would add a step to every call). */
   private dispatchTool(call: ToolCall, invocation: ToolInvocation, allowed: boolean): Promise<ToolResult> {
     if (!allowed) {
       const message = `tool '${call.function.name}' is not in the allowed tool set`;

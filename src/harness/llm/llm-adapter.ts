@@ -13,7 +13,7 @@ export interface LlmAdapter {
    * Optional: the same answer as `stream`, each step holding what arrived together — a chunk, or
    * the chunks of one network read as a list. The agent loop reads a stream this way when it can:
    * each step of an async iterator costs a few promises and a turn of the microtask queue, which
-   * in a round of 100 tool calls (three chunks a call) some 7% of the server's time.
+   * in a round of 100 tool calls (three chunks a call) came to some 7% of the server's time.
    * Chunks, order and errors are exactly those of `stream`.
    */
   streamReads?(request: ChatRequest, config: LlmModelConfig, signal?: AbortSignal): AsyncIterable<StreamRead>;

@@ -251,7 +251,6 @@ export class ScriptedLlmAdapter implements LlmAdapter {
     yield read;
   }
 
-
   /**
    * The requests a session sent (`null`: those without a session), oldest first, as they were
    * when they came: each message with its images and attachments. At most the latest

@@ -420,7 +420,7 @@ export class ToolDispatcher implements ToolInvocationDispatcher {
       case 'approval':
         if (answer.outcome !== 'approved') return errorOutput(refusalMessage(invocation.toolName, answer.reason, answer));
         if (!tool) throw new UnknownToolError(invocation.toolName);
-        return callTool(tool, invocation.argumentsJson, invocation.sessionId, invocation.executionUserId ?? invocation.userId, invocation.workspace);
+        return this.callHere(tool, invocation);
       case 'question':
         return 'answers' in answer ? JSON.stringify({ answers: answer.answers }) : JSON.stringify({ error: `The questions were not answered: ${answer.error}` });
       case 'local_tool':
@@ -654,15 +654,15 @@ function resultOf(settled: Settled): ToolResult {
   return settled.result;
 }
 
-/**
- * Resolves `null` when `execution` settles first, or the call's reason when it is stopped first
- * (at once if it already was). The caller closes the call afterwards, which drops the listener.
- */
 /** Whether a value is a promise or another thenable (what `await` would wait for). */
 function isPromiseLike<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
   return typeof value === 'object' && value !== null && typeof (value as { then?: unknown }).then === 'function';
 }
 
+/**
+ * Resolves `null` when `execution` settles first, or the call's reason when it is stopped first
+ * (at once if it already was). The caller closes the call afterwards, which drops the listener.
+ */
 function untilAborted(execution: Promise<unknown>, call: CallSignal | undefined): Promise<unknown> {
   if (call === undefined) return execution.then(() => null, () => null);
   return new Promise((resolve) => {

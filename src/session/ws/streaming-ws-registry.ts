@@ -104,10 +104,8 @@ interface HeldFrames {
  */
 function frameSocketOf(connection: WsConnection): FrameSocket | null {
   if ((connection as { extensions?: unknown }).extensions !== '') return null;
-  const socket = (connection as { _socket?: Partial<FrameSocket> | null })._socket;
-  return socket && typeof socket.write === 'function' && typeof socket.cork === 'function' && typeof socket.uncork === 'function'
-    ? (socket as FrameSocket)
-    : null;
+  const socket = corkableOf(connection) as Partial<FrameSocket> | null;
+  return socket && typeof socket.write === 'function' ? (socket as FrameSocket) : null;
 }
 
 /**
@@ -136,7 +134,8 @@ function corkableOf(connection: WsConnection): Corkable | null {
  * Frames are written out once per turn of the event loop, not one by one: a turn's frames to a
  * `ws` connection are held and then written to its socket as one buffer of whole text frames
  * (`encodeTextFrames`), in order; `ws` itself would make two writes of each (header, payload). A
- * connection of another kind is corked at the turn's first frame and uncorked with the others. With an event log they leave only once the events they carry are committed
+ * connection of another kind is corked at the turn's first frame and uncorked with the others.
+ * With an event log they leave only once the events they carry are committed
  * (`SessionEventLog.whenStored`, after the database's group commit): a client is never told of
  * an event that a crash could take back. Each frame stays one event.
  *

@@ -19,8 +19,9 @@ function headerSize(bytes: number): number {
  * Encodes texts as consecutive WebSocket text frames from a server (RFC 6455 §5.2): each one
  * whole (FIN set, opcode 1), unmasked — a server never masks — without extensions, its payload
  * the text's UTF-8. `byteLengths[i]` must be `Buffer.byteLength(texts[i])`, which the caller
- * already has (a length larger than the text's is refused; a smaller one would cut it). One buffer for all of them, so that a turn's frames to one connection are one socket
- * write instead of two writes a frame (header and payload) through `ws`.
+ * already has (a length larger than the text's is refused; a smaller one would cut it). One
+ * buffer for all of them, so that a turn's frames to one connection are one socket write instead
+ * of two writes a frame (header and payload) through `ws`.
  */
 export function encodeTextFrames(texts: readonly string[], byteLengths: readonly number[]): Buffer {
   let total = 0;
